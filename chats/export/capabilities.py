@@ -1,0 +1,222 @@
+"""What each output format can hold, and the notes an export makes about what it had to leave out.
+
+The same table drives `ExportResult.omitted` and picks the format pairs the round-trip tests check, so the two
+cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from chats.ingest.canonical import Conversation, Message
+
+from .common import active_path, off_path_note
+
+CAPABILITY_NAMES = (
+    "branches",  # more than one path through the tree
+    "tool_calls",  # tool calls with id, name and arguments, and the tool messages answering them
+    "artifacts",  # injected artifacts (they live in injection tool calls and their results)
+    "feedback",  # per-message scores imported with the data
+    "reasoning",  # reasoning kept apart from the answer
+    "message_context",  # `[key, value]` context pairs on a message
+    "conversation_context",  # `[key, value]` context pairs on the conversation
+    "injection_context",  # the Record QA `context` block
+    "scenario",  # the workflow scenario and the messages given to the model before the main ones
+    "timestamps",  # a time on each message
+    "hidden",  # messages hidden from the user
+    "external_id",  # the conversation's own id
+    "title",
+    "user",
+    "model",
+    "times",  # the conversation's start and end time
+    "metadata",  # every other top-level key, verbatim
+)
+
+CAPABILITIES: dict[str, dict[str, bool]] = {
+    "openai": {
+        "branches": False,
+        "tool_calls": True,
+        "artifacts": True,
+        "feedback": False,
+        "reasoning": True,
+        "message_context": False,
+        "conversation_context": False,
+        "injection_context": False,
+        "scenario": False,
+        "timestamps": False,
+        "hidden": False,
+        "external_id": False,
+        "title": False,
+        "user": False,
+        "model": False,
+        "times": False,
+        "metadata": False,
+    },
+    "chat_document": {
+        "branches": False,
+        "tool_calls": True,
+        "artifacts": True,
+        "feedback": True,
+        "reasoning": True,
+        "message_context": False,
+        "conversation_context": False,
+        "injection_context": False,
+        "scenario": True,
+        "timestamps": False,
+        "hidden": False,
+        "external_id": True,
+        "title": True,
+        "user": True,
+        "model": True,
+        "times": True,
+        "metadata": True,
+    },
+    "record_qa": {
+        "branches": False,
+        "tool_calls": True,
+        "artifacts": True,
+        "feedback": False,
+        "reasoning": True,
+        "message_context": False,
+        "conversation_context": False,
+        "injection_context": True,
+        "scenario": False,
+        "timestamps": False,
+        "hidden": False,
+        "external_id": True,
+        "title": False,
+        "user": False,
+        "model": False,
+        "times": False,
+        "metadata": True,
+    },
+    "chat_history": {
+        "branches": False,
+        "tool_calls": True,
+        "artifacts": True,
+        "feedback": False,
+        "reasoning": True,
+        "message_context": True,
+        "conversation_context": True,
+        "injection_context": False,
+        "scenario": False,
+        "timestamps": False,
+        "hidden": False,
+        "external_id": True,
+        "title": False,
+        "user": False,
+        "model": False,
+        "times": False,
+        "metadata": True,
+    },
+    "chat_graph": {
+        "branches": True,
+        "tool_calls": True,
+        "artifacts": True,
+        "feedback": False,
+        "reasoning": True,
+        "message_context": True,
+        "conversation_context": False,
+        "injection_context": False,
+        "scenario": False,
+        "timestamps": True,
+        "hidden": False,
+        "external_id": True,
+        "title": False,
+        "user": False,
+        "model": False,
+        "times": False,
+        "metadata": True,
+    },
+    "chatgpt_export": {
+        "branches": True,
+        "tool_calls": False,
+        "artifacts": False,
+        "feedback": False,
+        "reasoning": False,
+        "message_context": False,
+        "conversation_context": False,
+        "injection_context": False,
+        "scenario": False,
+        "timestamps": True,
+        "hidden": True,
+        "external_id": True,
+        "title": True,
+        "user": False,
+        "model": True,
+        "times": True,
+        "metadata": True,
+    },
+}
+
+# Where a format keeps something in a non-native place, the note says so instead of calling it lost.
+_KEPT_ELSEWHERE: dict[tuple[str, str], str] = {
+    ("chatgpt_export", "tool_calls"): "tool calls (kept in message metadata)",
+    ("chatgpt_export", "reasoning"): "reasoning (kept in message metadata)",
+    ("chatgpt_export", "message_context"): "message context pairs (kept in message metadata)",
+}
+
+
+def _note(target: str, capability: str, text: str) -> str:
+    return _KEPT_ELSEWHERE.get((target, capability), text)
+
+
+def omitted_notes(conversation: Conversation, target: str, exported: list[Message]) -> list[str]:
+    """Human-readable notes of what `conversation` holds and `target` cannot.
+
+    `exported` is what the exporter wrote: the active path for a linear format, every message for a tree.
+    """
+    can = CAPABILITIES[target]
+    notes: list[str] = []
+    if not can["branches"]:
+        note = off_path_note(conversation, active_path(conversation))
+        if note:
+            notes.append(note)
+
+    if not can["tool_calls"] and any(m.tool_calls or m.tool_call_id for m in exported):
+        notes.append(_note(target, "tool_calls", "tool calls"))
+    if not can["artifacts"] and conversation.artifacts:
+        notes.append(_note(target, "artifacts", "injected artifacts"))
+    if not can["reasoning"] and any(m.reasoning for m in exported):
+        notes.append(_note(target, "reasoning", "reasoning"))
+    if not can["message_context"] and any(m.context_pairs for m in exported):
+        notes.append(_note(target, "message_context", "message context pairs"))
+    if not can["timestamps"] and any(m.created_at is not None for m in exported):
+        notes.append(_note(target, "timestamps", "message timestamps"))
+    if not can["hidden"] and any(m.hidden for m in exported):
+        notes.append(_note(target, "hidden", "hidden flags (hidden messages exported as visible)"))
+    if not can["scenario"] and any(m.section == "scenario" for m in exported):
+        notes.append("scenario section (scenario messages exported as ordinary messages)")
+
+    notes.extend(_feedback_notes(conversation, target, exported))
+
+    for capability, present, text in (
+        ("conversation_context", bool(conversation.context_pairs), "conversation context pairs"),
+        ("injection_context", conversation.injection_context is not None, "injection context"),
+        ("scenario", conversation.scenario is not None, "scenario"),
+        ("external_id", bool(conversation.external_id), "conversation id"),
+        ("title", bool(conversation.title), "title"),
+        ("user", bool(conversation.user_id), "user id"),
+        ("model", conversation.model is not None or bool(conversation.model_name), "model"),
+        ("times", conversation.started_at is not None or conversation.ended_at is not None, "start/end time"),
+    ):
+        if present and not can[capability]:
+            notes.append(_note(target, capability, text))
+    if conversation.metadata and not can["metadata"]:
+        keys = ", ".join(sorted(conversation.metadata))
+        notes.append(f"top-level keys: {keys}")
+    return notes
+
+
+def _feedback_notes(conversation: Conversation, target: str, exported: list[Message]) -> list[str]:
+    if not conversation.feedback:
+        return []
+    if not CAPABILITIES[target]["feedback"]:
+        return [f"feedback ({len(conversation.feedback)})"]
+    notes: list[str] = []
+    exported_keys = {m.key for m in exported if m.section != "scenario"}
+    whole = [f for f in conversation.feedback if f.message_key is None]
+    stray = [f for f in conversation.feedback if f.message_key is not None and f.message_key not in exported_keys]
+    if whole:
+        notes.append(f"conversation-level feedback ({len(whole)})")
+    if stray:
+        notes.append(f"feedback on messages not exported ({len(stray)})")
+    return notes

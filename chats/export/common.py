@@ -1,0 +1,210 @@
+"""Pieces every exporter shares: the active path, branch notes, and OpenAI-style parts, messages and tool calls.
+
+Pure functions over the canonical dataclasses; no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from chats.ingest.canonical import Conversation, Message, ToolCall
+
+LEGACY_CALL_TYPE = "function_call"
+CUSTOM_CALL_TYPE = "custom"
+
+
+@dataclass(slots=True)
+class ExportResult:
+    """An exported document, ready for `json.dumps`, and what the target format could not hold."""
+
+    document: Any
+    omitted: list[str] = field(default_factory=list)
+
+
+# --- the tree -------------------------------------------------------------------------------------------------
+
+
+def active_path(conversation: Conversation) -> list[Message]:
+    """The messages from the root to the active leaf, in order.
+
+    The active leaf is ``active_leaf_key``, or the last message when it is unset or names no message (a stale key
+    must not make an export empty).
+    """
+    if not conversation.messages:
+        return []
+    by_key = {message.key: message for message in conversation.messages}
+    leaf = by_key.get(conversation.active_leaf_key or "", conversation.messages[-1])
+    path: list[Message] = []
+    seen: set[str] = set()
+    current: Message | None = leaf
+    # `seen` guards against a parent cycle in hand-built or corrupted data; parsers never produce one.
+    while current is not None and current.key not in seen:
+        path.append(current)
+        seen.add(current.key)
+        current = by_key.get(current.parent_key) if current.parent_key is not None else None
+    path.reverse()
+    return path
+
+
+def off_path_note(conversation: Conversation, path: list[Message]) -> str | None:
+    """How much of the tree a linear export leaves out, or None when the conversation is a single chain."""
+    on_path = {message.key for message in path}
+    dropped = [message for message in conversation.messages if message.key not in on_path]
+    if not dropped:
+        return None
+    # A branch is a subtree hanging off the path: an off-path message whose parent is on the path (or a root).
+    branches = sum(1 for m in dropped if m.parent_key is None or m.parent_key in on_path)
+    branch_word = "branch" if branches == 1 else "branches"
+    message_word = "message" if len(dropped) == 1 else "messages"
+    return f"{branches} {branch_word} ({len(dropped)} {message_word}) not on the active path"
+
+
+def children_by_parent(messages: Iterable[Message]) -> dict[str | None, list[str]]:
+    """Child keys of every message (and of None, for the roots), in message order."""
+    children: dict[str | None, list[str]] = {}
+    for message in messages:
+        children.setdefault(message.parent_key, []).append(message.key)
+    return children
+
+
+# --- parts ------------------------------------------------------------------------------------------------------
+
+
+def openai_part(part: dict[str, Any]) -> Any:
+    """A canonical part as an OpenAI chat content part (an unknown part goes back exactly as received)."""
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "text", "text": part.get("text", "")}
+    if kind == "image":
+        image: dict[str, Any] = {"url": part.get("url", "")}
+        if part.get("detail"):
+            image["detail"] = part["detail"]
+        return {"type": "image_url", "image_url": image}
+    if kind == "audio":
+        audio = {key: value for key, value in part.items() if key != "type"}
+        return {"type": "input_audio", "input_audio": audio}
+    if kind == "file":
+        file = {key: value for key, value in part.items() if key != "type"}
+        return {"type": "file", "file": file}
+    if kind == "refusal":
+        return {"type": "refusal", "refusal": part.get("refusal", "")}
+    if kind == "unknown":
+        return part.get("raw")
+    # A part type this module does not know yet: keep it rather than lose it.
+    return dict(part)
+
+
+def is_plain_text(message: Message) -> bool:
+    """True when the content is at most one text part that arrived as a string, so it exports as a string."""
+    if not message.content_is_string:
+        return False
+    return len(message.parts) == 0 or (len(message.parts) == 1 and message.parts[0].get("type") == "text")
+
+
+def text_of(parts: list[dict[str, Any]]) -> str:
+    """The text parts joined, for formats whose content is a single string."""
+    return "".join(str(part.get("text", "")) for part in parts if part.get("type") == "text")
+
+
+def openai_content(message: Message) -> Any:
+    """The `content` value of an OpenAI-style message: a string, None, or a list of parts."""
+    if message.content_is_null and not message.parts:
+        return None
+    if message.content_is_null and all(part.get("type") == "refusal" for part in message.parts):
+        # A refusal travels beside `content: null` (see `openai_message`).
+        return None
+    if is_plain_text(message):
+        return text_of(message.parts)
+    return [openai_part(part) for part in message.parts]
+
+
+# --- tool calls -------------------------------------------------------------------------------------------------
+
+
+def openai_tool_call(call: ToolCall) -> dict[str, Any]:
+    """A tool call in the `tool_calls` style; a custom call keeps its `custom: {name, input}` form."""
+    if call.type == CUSTOM_CALL_TYPE:
+        body: dict[str, Any] = {
+            "id": call.call_id,
+            "type": CUSTOM_CALL_TYPE,
+            "custom": {"name": call.name, "input": call.arguments},
+        }
+    else:
+        body = {
+            "id": call.call_id,
+            "type": "function" if call.type == LEGACY_CALL_TYPE else call.type,
+            "function": {"name": call.name, "arguments": call.arguments},
+        }
+    # Unknown keys of the call object (for example a streaming `index`) go back as they came.
+    for key, value in call.extra.items():
+        body.setdefault(key, value)
+    return body
+
+
+def legacy_call(message: Message) -> ToolCall | None:
+    """The message's legacy `function_call`, which travels as its own key rather than in `tool_calls`."""
+    for call in message.tool_calls:
+        if call.type == LEGACY_CALL_TYPE:
+            return call
+    return None
+
+
+def modern_calls(message: Message) -> list[ToolCall]:
+    return [call for call in message.tool_calls if call.type != LEGACY_CALL_TYPE]
+
+
+# --- messages ---------------------------------------------------------------------------------------------------
+
+# Keys an exporter writes on an OpenAI-style message; a message's unknown keys never overwrite them.
+OPENAI_MESSAGE_KEYS = frozenset(
+    {"role", "name", "content", "tool_calls", "function_call", "tool_call_id", "reasoning_content", "refusal"}
+)
+
+
+def openai_message(message: Message, *, context_key: str | None = None) -> dict[str, Any]:
+    """The message as an OpenAI chat message, built from its canonical fields.
+
+    `context_key` names the key the context pairs travel under in formats that have one (chat_history); the
+    message's unknown keys (`extra`) follow verbatim so that nothing a client sent is lost.
+    """
+    out: dict[str, Any] = {"role": message.role}
+    if message.name:
+        out["name"] = message.name
+    out["content"] = openai_content(message)
+    if message.content_is_null and message.parts and out["content"] is None:
+        out["refusal"] = "".join(str(part.get("refusal", "")) for part in message.parts)
+    calls = modern_calls(message)
+    if calls:
+        out["tool_calls"] = [openai_tool_call(call) for call in calls]
+    legacy = legacy_call(message)
+    if legacy is not None:
+        out["function_call"] = {"name": legacy.name, "arguments": legacy.arguments}
+    if message.tool_call_id and not message.tool_call_id.startswith(f"{LEGACY_CALL_TYPE}:"):
+        # A legacy `function` answer is matched by name; its synthetic call id is not part of the format.
+        out["tool_call_id"] = message.tool_call_id
+    if message.reasoning:
+        out["reasoning_content"] = message.reasoning
+    if context_key and message.context_pairs:
+        out[context_key] = [list(pair) for pair in message.context_pairs]
+    for key, value in message.extra.items():
+        if key not in OPENAI_MESSAGE_KEYS and key != context_key:
+            out.setdefault(key, value)
+    return out
+
+
+# --- times ------------------------------------------------------------------------------------------------------
+
+
+def iso_time(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def epoch_seconds(value: datetime | None) -> float | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()

@@ -1,0 +1,152 @@
+"""The canonical form every input format is parsed into, and every export is made from.
+
+Plain dataclasses: no ORM, no Django. A parser turns decoded JSON into a ``Conversation``; the ingest service
+stores it; the exporters turn a ``Conversation`` (read back from the database or straight from a parser) into
+each output format.
+
+Parts are plain dicts with a ``type`` key, one of ``PART_TYPES``::
+
+    {"type": "text", "text": "..."}
+    {"type": "image", "url": "https://... or data:...", "detail": "auto"}      # detail optional
+    {"type": "audio", "data": "<base64>", "format": "wav"}                      # or {"type": "audio", "url": ...}
+    {"type": "file", "file_id": "...", "file_data": "...", "filename": "..."}  # any of the three
+    {"type": "refusal", "refusal": "..."}
+    {"type": "unknown", "raw": <the part exactly as received>}
+
+A message keeps ``raw``, the message object exactly as received, so that nothing a client sent is lost and
+exporting in the format a conversation came in can give the same document back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+FORMATS = ("openai", "chat_document", "record_qa", "chat_history", "chat_graph", "chatgpt_export")
+
+PART_TYPES = ("text", "image", "audio", "file", "refusal", "unknown")
+
+# Feedback origins for feedback that arrives with the data (reviewer feedback is made in the application).
+FEEDBACK_ORIGIN_MASTERBRAIN = "masterbrain"
+FEEDBACK_ORIGIN_CHATGPT = "chatgpt"
+
+ARTIFACT_KINDS = ("protocol", "record", "discussion", "file", "other")
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """A warning or an error found while parsing, located by a JSON pointer into the document."""
+
+    path: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "message": self.message}
+
+
+class ParseError(Exception):
+    """The document cannot be stored meaningfully. Carries every error found, each with a JSON path."""
+
+    def __init__(self, errors: list[Issue]):
+        self.errors = errors
+        super().__init__("; ".join(f"{e.path or '/'}: {e.message}" for e in errors))
+
+
+@dataclass(slots=True)
+class ToolCall:
+    call_id: str  # as given; legacy function_call gets a synthetic "function_call:<message key>"
+    type: str  # "function", "custom", "function_call" (legacy), or any other string as given
+    name: str
+    arguments: str  # exactly as sent ("" when absent); for custom calls the `input`
+    parsed_arguments: Any = None  # the decoded arguments when `arguments` is valid JSON
+    arguments_error: str = ""  # why `arguments` is not valid JSON ("" when it is, or when it is empty)
+    index: int = 0  # position among the message's calls
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys of the call object, verbatim
+
+
+@dataclass(slots=True)
+class Message:
+    key: str  # identity inside the conversation: the input's node/message id, or a chain hash (see chain_key)
+    role: str  # as given
+    parent_key: str | None = None
+    name: str = ""
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    content_is_null: bool = False  # `content: null` (as opposed to "" or a list)
+    content_is_string: bool = True  # content was a plain string (so it exports back as one)
+    text: str = ""  # plain-text rendering of the parts, for search and excerpts
+    reasoning: str = ""  # reasoning_content or inline <think>...</think>, kept apart from the answer
+    context_pairs: list[list[str]] = field(default_factory=list)
+    author_metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None  # aware, UTC
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str = ""  # for tool (and legacy function) messages: the call this answers
+    hidden: bool = False  # e.g. ChatGPT weight 0 / visually hidden
+    recipient: str = ""  # ChatGPT: "all" or a tool name such as "python"
+    section: str = "main"  # "main", or "scenario" for messages given to the model before the main ones
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys of the message, verbatim
+    raw: Any = None  # the message (or graph node) exactly as received
+    source_path: str = ""  # JSON pointer of the message in the document, for errors and warnings
+
+
+@dataclass(slots=True)
+class Artifact:
+    kind: str  # one of ARTIFACT_KINDS
+    artifact_id: str  # as given, never split
+    id_well_formed: bool
+    tool_call_id: str  # the call that injected it
+    message_key: str  # the assistant message holding that call
+    tool_name: str
+    requested: bool  # named in the call's arguments
+    resolved: bool  # present in the answering tool message's result
+    payload: Any = None  # the resolved item, verbatim
+
+
+@dataclass(slots=True)
+class Feedback:
+    origin: str  # FEEDBACK_ORIGIN_*
+    message_key: str | None  # None: the whole conversation
+    score: int | None  # -1, 0, 1 (None when not given)
+    comment: str = ""
+    raw: Any = None
+
+
+@dataclass(slots=True)
+class Conversation:
+    format: str  # one of FORMATS
+    messages: list[Message]  # parents always before their children
+    external_id: str | None = None
+    title: str = ""
+    user_id: str = ""
+    model_name: str = ""
+    model: Any = None  # the model as given: a string, an object such as {"name":..., "enable_thinking":...}
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    scenario: Any = None  # workflow context, any JSON
+    injection_context: Any = None  # the Record QA `context` object
+    context_pairs: list[list[str]] = field(default_factory=list)  # chat_history top-level `context`
+    metadata: dict[str, Any] = field(default_factory=dict)  # every other top-level key, verbatim
+    active_leaf_key: str | None = None  # None: the last message of `messages`
+    artifacts: list[Artifact] = field(default_factory=list)
+    feedback: list[Feedback] = field(default_factory=list)
+    warnings: list[Issue] = field(default_factory=list)
+
+
+def canonical_json(value: Any) -> str:
+    """A stable JSON text of a value: sorted keys, no whitespace, unicode kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def chain_key(parent_key: str | None, raw_message: Any) -> str:
+    """Identity of a message in a linear history: a hash of its parent's key and the message as received.
+
+    The same prefix of a history always gives the same keys, so a resent history is recognised, a longer one
+    appends, and one that differs after some message branches from the last common message.
+    """
+    digest = hashlib.sha256()
+    digest.update((parent_key or "").encode())
+    digest.update(b"\x00")
+    digest.update(canonical_json(raw_message).encode())
+    return "h:" + digest.hexdigest()[:40]

@@ -1,0 +1,546 @@
+"""The canonical conversation model (design notes §2).
+
+Scaling note (§6): every table under a conversation carries ``conversation_id`` and its unique constraints include
+it, and no foreign key crosses conversations except to small reference tables (sources, labels, users), so the
+tables can be distributed and co-located by conversation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+
+def _choices_check(name: str, field: str, choices: type[models.TextChoices]) -> models.CheckConstraint:
+    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
+
+
+class Source(models.Model):
+    """A system that sends conversations (an assistant backend, a logger, a batch job)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def usable(self) -> ApiKeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiKey(models.Model):
+    """A secret that authenticates a source (to ingest and read its own data) or a person (a personal token).
+
+    Only a SHA-256 hash of the key is stored: keys are 256-bit random strings, so a slow password hash adds
+    nothing, and a hash lookup keeps authentication to one indexed query.
+    """
+
+    PREFIX_LENGTH = 8
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, null=True, blank=True, related_name="api_keys")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=PREFIX_LENGTH, editable=False)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "API key"
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(source__isnull=False, user__isnull=True) | Q(source__isnull=True, user__isnull=False)),
+                name="apikey_belongs_to_source_xor_user",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name or 'key'})"
+
+    @staticmethod
+    def hash_key(raw_key: str) -> str:
+        return hashlib.sha256(raw_key.encode()).hexdigest()
+
+    @staticmethod
+    def generate() -> str:
+        return "mb_" + secrets.token_urlsafe(32)
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+class InputFormat(models.TextChoices):
+    OPENAI = "openai", "OpenAI messages"
+    CHAT_DOCUMENT = "chat_document", "Masterbrain chat document"
+    RECORD_QA = "record_qa", "Record QA"
+    CHAT_HISTORY = "chat_history", "Chat history"
+    CHAT_GRAPH = "chat_graph", "Chat graph"
+    CHATGPT_EXPORT = "chatgpt_export", "ChatGPT export"
+
+
+class ReviewStatus(models.TextChoices):
+    UNREVIEWED = "unreviewed", "Unreviewed"
+    IN_REVIEW = "in_review", "In review"
+    REVIEWED = "reviewed", "Reviewed"
+
+
+class ConversationQuerySet(models.QuerySet["Conversation"]):
+    def needs_review(self) -> ConversationQuerySet:
+        return self.exclude(review_status=ReviewStatus.REVIEWED)
+
+    def for_source(self, source: Source) -> ConversationQuerySet:
+        return self.filter(source=source)
+
+    def newest_first(self) -> ConversationQuerySet:
+        return self.order_by("-last_activity_at", "-id")
+
+
+class Conversation(models.Model):
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="conversations")
+    external_id = models.CharField(max_length=255)
+    external_id_generated = models.BooleanField(default=False)
+    input_format = models.CharField(max_length=20, choices=InputFormat.choices)
+    title = models.CharField(max_length=500, blank=True)
+    user_external_id = models.CharField("user", max_length=255, blank=True)
+    model_name = models.CharField("model", max_length=200, blank=True)
+    model_config = models.JSONField("model as given", null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    scenario = models.JSONField(null=True, blank=True)
+    injection_context = models.JSONField(null=True, blank=True)
+    context_pairs = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    active_leaf_key = models.CharField(max_length=255, blank=True)
+    review_status = models.CharField(max_length=20, choices=ReviewStatus.choices, default=ReviewStatus.UNREVIEWED)
+
+    # Derived summaries, maintained by the services so that lists never aggregate over messages.
+    message_count = models.PositiveIntegerField(default=0)
+    tool_call_count = models.PositiveIntegerField(default=0)
+    artifact_count = models.PositiveIntegerField(default=0)
+    branch_count = models.PositiveIntegerField(default=0)  # leaves beyond the first: 0 means a linear thread
+    feedback_count = models.PositiveIntegerField(default=0)
+    score_up = models.PositiveIntegerField(default=0)
+    score_down = models.PositiveIntegerField(default=0)
+    first_user_text = models.CharField(max_length=300, blank=True)
+    # Full-text search over the text of every message, rebuilt at each ingestion. On PostgreSQL a GIN index
+    # serves ?q= (created by a migration, since SQLite has no tsvector); SQLite searches message text instead.
+    search_vector = SearchVectorField(null=True, editable=False)
+
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+    # started_at when the input has one, else the time of the first ingestion: the list's sort key.
+    last_activity_at = models.DateTimeField(default=timezone.now)
+
+    objects = ConversationQuerySet.as_manager()
+
+    class Meta:
+        permissions = [
+            ("review_conversation", "Can set the review status of a conversation"),
+            ("export_conversation", "Can export conversations"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "external_id"], name="conversation_unique_source_external_id"),
+            _choices_check("conversation_input_format_valid", "input_format", InputFormat),
+            _choices_check("conversation_review_status_valid", "review_status", ReviewStatus),
+        ]
+        indexes = [
+            # The list, newest first, and keyset pagination over it: ORDER BY last_activity_at DESC, id DESC.
+            models.Index(fields=["-last_activity_at", "-id"], name="conv_activity_idx"),
+            # ?source=&... newest first.
+            models.Index(fields=["source", "-last_activity_at"], name="conv_source_activity_idx"),
+            # ?model=... newest first.
+            models.Index(fields=["model_name", "-last_activity_at"], name="conv_model_activity_idx"),
+            # ?user=...
+            models.Index(fields=["user_external_id"], name="conv_user_idx"),
+            # ?status=unreviewed and the "next unreviewed" queue.
+            models.Index(fields=["review_status", "-last_activity_at"], name="conv_status_activity_idx"),
+            # ?has_tool_calls=true: a partial index over the conversations that have any.
+            models.Index(
+                fields=["-last_activity_at"], condition=Q(tool_call_count__gt=0), name="conv_with_tools_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.external_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("chats:thread", args=[self.uuid])
+
+    @property
+    def display_title(self) -> str:
+        return self.title or self.first_user_text or self.external_id
+
+
+class Role(models.TextChoices):
+    """Roles with a meaning to the application. Any other string is stored as given."""
+
+    SYSTEM = "system"
+    DEVELOPER = "developer"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    FUNCTION = "function"
+
+
+class ContentForm(models.TextChoices):
+    STRING = "string"
+    PARTS = "parts"
+    NULL = "null"
+
+
+class Section(models.TextChoices):
+    MAIN = "main"
+    SCENARIO = "scenario"
+
+
+class MessageQuerySet(models.QuerySet["Message"]):
+    def active_path(self) -> MessageQuerySet:
+        return self.filter(on_active_path=True).order_by("depth")
+
+
+class Message(models.Model):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    key = models.CharField(max_length=255)
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="children")
+    position = models.PositiveIntegerField()  # order of arrival in the conversation, 0-based
+    depth = models.PositiveIntegerField()  # 0 for a root: the position along any path from the root
+    sibling_index = models.PositiveIntegerField(default=0)  # among the parent's children, by arrival
+    on_active_path = models.BooleanField(default=True)
+    role = models.CharField(max_length=64)
+    name = models.CharField(max_length=255, blank=True)
+    section = models.CharField(max_length=16, choices=Section.choices, default=Section.MAIN)
+    content_form = models.CharField(max_length=8, choices=ContentForm.choices, default=ContentForm.STRING)
+    parts = models.JSONField(default=list, blank=True)
+    text = models.TextField(blank=True)
+    reasoning = models.TextField(blank=True)
+    context_pairs = models.JSONField(default=list, blank=True)
+    author_metadata = models.JSONField(default=dict, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=255, blank=True)
+    is_orphan_result = models.BooleanField(default=False)  # a tool result whose id matches no call
+    hidden = models.BooleanField(default=False)
+    recipient = models.CharField(max_length=255, blank=True)
+    extra = models.JSONField(default=dict, blank=True)  # unknown keys, verbatim
+    raw = models.JSONField(null=True, blank=True)  # the message exactly as received
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = MessageQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "key"], name="message_unique_conversation_key"),
+            models.UniqueConstraint(fields=["conversation", "position"], name="message_unique_conversation_position"),
+            _choices_check("message_section_valid", "section", Section),
+            _choices_check("message_content_form_valid", "content_form", ContentForm),
+        ]
+        indexes = [
+            # The thread page: WHERE conversation_id = ? AND on_active_path ORDER BY depth.
+            models.Index(
+                fields=["conversation", "depth"], condition=Q(on_active_path=True), name="msg_active_path_idx"
+            ),
+            # Branch switcher: siblings of a message, WHERE conversation_id = ? AND parent_id = ?.
+            models.Index(fields=["conversation", "parent"], name="msg_parent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} #{self.position}"
+
+    @property
+    def excerpt(self) -> str:
+        text = " ".join(self.text.split())
+        return text if len(text) <= 160 else text[:159] + "…"
+
+
+class ToolCall(models.Model):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="tool_calls")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="tool_calls")
+    call_id = models.CharField(max_length=255)
+    index = models.PositiveIntegerField(default=0)
+    type = models.CharField(max_length=32, default="function")
+    name = models.CharField(max_length=255, blank=True)
+    arguments = models.TextField(blank=True)  # exactly as sent
+    parsed_arguments = models.JSONField(null=True, blank=True)
+    arguments_error = models.TextField(blank=True)
+    result_message = models.ForeignKey(
+        Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="answered_calls"
+    )
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["message_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "call_id"], name="toolcall_unique_conversation_call_id"),
+        ]
+        indexes = [
+            # ?tool_name=airalogy_search: which conversations called a tool.
+            models.Index(fields=["name", "conversation"], name="toolcall_name_idx"),
+            # Tool calls of the messages on a thread page: WHERE message_id IN (...).
+            models.Index(fields=["message", "index"], name="toolcall_message_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}({self.call_id})"
+
+    @property
+    def is_answered(self) -> bool:
+        return self.result_message_id is not None
+
+    @property
+    def has_valid_arguments(self) -> bool:
+        return not self.arguments_error
+
+
+class ArtifactKind(models.TextChoices):
+    PROTOCOL = "protocol"
+    RECORD = "record"
+    DISCUSSION = "discussion"
+    FILE = "file"
+    OTHER = "other"
+
+
+class InjectedArtifact(models.Model):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="artifacts")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="artifacts")
+    tool_call = models.ForeignKey(ToolCall, on_delete=models.CASCADE, related_name="artifacts")
+    kind = models.CharField(max_length=16, choices=ArtifactKind.choices)
+    artifact_id = models.CharField(max_length=500)
+    id_well_formed = models.BooleanField(default=True)
+    tool_name = models.CharField(max_length=255)
+    requested = models.BooleanField(default=False)
+    resolved = models.BooleanField(default=False)
+    payload = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "tool_call", "artifact_id"], name="artifact_unique_conversation_call_id"
+            ),
+            _choices_check("artifact_kind_valid", "kind", ArtifactKind),
+            models.CheckConstraint(condition=Q(requested=True) | Q(resolved=True), name="artifact_requested_or_resolved"),
+        ]
+        indexes = [
+            # ?artifact_id=airalogy.id.record...: where was this artifact injected.
+            models.Index(fields=["artifact_id"], name="artifact_id_idx"),
+            # ?artifact_kind=protocol.
+            models.Index(fields=["kind", "conversation"], name="artifact_kind_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.artifact_id}"
+
+    @property
+    def state(self) -> str:
+        if self.requested and self.resolved:
+            return "requested and resolved"
+        return "resolved" if self.resolved else "requested, not resolved"
+
+
+class Label(models.Model):
+    """The managed feedback taxonomy."""
+
+    name = models.CharField(max_length=64, unique=True)
+    description = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class FeedbackOrigin(models.TextChoices):
+    REVIEWER = "reviewer", "Reviewer"
+    MASTERBRAIN = "masterbrain", "Imported: Masterbrain human_feedback"
+    CHATGPT = "chatgpt", "Imported: ChatGPT message feedback"
+
+
+class Score(models.IntegerChoices):
+    DOWN = -1, "Thumbs down"
+    NEUTRAL = 0, "Neutral"
+    UP = 1, "Thumbs up"
+
+
+class Feedback(models.Model):
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="feedback")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, null=True, blank=True, related_name="feedback")
+    origin = models.CharField(max_length=20, choices=FeedbackOrigin.choices, default=FeedbackOrigin.REVIEWER)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="feedback"
+    )
+    score = models.SmallIntegerField(choices=Score.choices, null=True, blank=True)
+    labels = models.ManyToManyField(Label, through="FeedbackLabel", blank=True, related_name="feedback")
+    comment = models.TextField(blank=True)
+    correction = models.TextField(blank=True)
+    raw = models.JSONField(null=True, blank=True)  # imported feedback exactly as received
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            _choices_check("feedback_origin_valid", "origin", FeedbackOrigin),
+            models.CheckConstraint(condition=Q(score__in=[-1, 0, 1]) | Q(score__isnull=True), name="feedback_score_valid"),
+            models.CheckConstraint(
+                condition=(Q(origin="reviewer", author__isnull=False) | (~Q(origin="reviewer") & Q(author__isnull=True))),
+                name="feedback_reviewer_has_author",
+            ),
+            # One feedback per reviewer per target: a reviewer edits theirs rather than piling up copies.
+            models.UniqueConstraint(
+                fields=["conversation", "author"],
+                condition=Q(message__isnull=True, author__isnull=False),
+                name="feedback_unique_reviewer_conversation",
+            ),
+            models.UniqueConstraint(
+                fields=["conversation", "message", "author"],
+                condition=Q(message__isnull=False, author__isnull=False),
+                name="feedback_unique_reviewer_message",
+            ),
+            # Imported feedback: one per origin and target, so that re-importing is idempotent.
+            models.UniqueConstraint(
+                fields=["conversation", "message", "origin"],
+                condition=Q(author__isnull=True, message__isnull=False),
+                name="feedback_unique_imported_message",
+            ),
+            models.UniqueConstraint(
+                fields=["conversation", "origin"],
+                condition=Q(author__isnull=True, message__isnull=True),
+                name="feedback_unique_imported_conversation",
+            ),
+        ]
+        indexes = [
+            # ?score=-1: conversations with a given score.
+            models.Index(fields=["score", "conversation"], name="feedback_score_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"feedback {self.uuid}"
+
+    @property
+    def is_imported(self) -> bool:
+        return self.origin != FeedbackOrigin.REVIEWER
+
+    def snapshot(self, labels: list[str] | None = None) -> dict[str, Any]:
+        """The audited values of this feedback."""
+        return {
+            "score": self.score,
+            "comment": self.comment,
+            "correction": self.correction,
+            "labels": sorted(labels) if labels is not None else sorted(label.name for label in self.labels.all()),
+            "message": self.message.key if self.message_id and self.message else None,
+        }
+
+
+class FeedbackLabel(models.Model):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    feedback = models.ForeignKey(Feedback, on_delete=models.CASCADE)
+    label = models.ForeignKey(Label, on_delete=models.PROTECT)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "feedback", "label"], name="feedbacklabel_unique_conversation_feedback_label"
+            ),
+        ]
+        indexes = [
+            # ?label=hallucination: conversations with feedback carrying a label.
+            models.Index(fields=["label", "conversation"], name="feedbacklabel_label_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.feedback_id}:{self.label_id}"
+
+
+class Outcome(models.TextChoices):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    REJECTED = "rejected"
+
+
+class IngestionReceipt(models.Model):
+    """Every ingestion attempt: what came in (the payload itself, so nothing is lost) and what came out."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="receipts")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="receipts"
+    )
+    external_id = models.CharField(max_length=255, blank=True)
+    input_format = models.CharField(max_length=20, blank=True)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    payload = models.JSONField(null=True, blank=True)
+    payload_text = models.TextField(blank=True)  # the body when it was not JSON
+    payload_sha256 = models.CharField(max_length=64)
+    size_bytes = models.PositiveIntegerField(default=0)
+    messages_added = models.PositiveIntegerField(default=0)
+    warnings = models.JSONField(default=list, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [_choices_check("receipt_outcome_valid", "outcome", Outcome)]
+        indexes = [
+            # The admin's receipt list, newest first, per source.
+            models.Index(fields=["source", "-created_at"], name="receipt_source_created_idx"),
+            # "Has this exact payload come before?"
+            models.Index(fields=["payload_sha256"], name="receipt_sha_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.outcome} {self.external_id or self.uuid}"
+
+
+class AuditEvent(models.Model):
+    """Append-only record of reviewer and admin actions. Only the services write it."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    actor_username = models.CharField(max_length=150, blank=True)
+    action = models.CharField(max_length=64)  # "feedback.updated", "conversation.status_changed", ...
+    target_type = models.CharField(max_length=64)
+    target_id = models.CharField(max_length=255)
+    conversation_uuid = models.UUIDField(null=True, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # The audit log newest first, and the dashboard's recent activity.
+            models.Index(fields=["-created_at"], name="audit_created_idx"),
+            # "What did this person do?"
+            models.Index(fields=["actor", "-created_at"], name="audit_actor_idx"),
+            # The history of one conversation.
+            models.Index(fields=["conversation_uuid", "-created_at"], name="audit_conversation_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_username or 'system'} {self.action} {self.target_type}:{self.target_id}"
