@@ -153,6 +153,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "chats.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
+    # ?format= names a conversation format on this API, not a renderer.
+    "URL_FORMAT_OVERRIDE": None,
 }
 
 SPECTACULAR_SETTINGS = {

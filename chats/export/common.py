@@ -1,4 +1,4 @@
-"""Pieces every exporter shares: the active path, branch notes, and OpenAI-style parts, messages and tool calls.
+"""Pieces every exporter shares: the active path, branch notes, OpenAI-style parts, messages and tool calls.
 
 Pure functions over the canonical dataclasses; no Django.
 """
@@ -24,14 +24,14 @@ class ExportResult:
     omitted: list[str] = field(default_factory=list)
 
 
-# --- the tree -------------------------------------------------------------------------------------------------
+# --- the tree ---
 
 
 def active_path(conversation: Conversation) -> list[Message]:
     """The messages from the root to the active leaf, in order.
 
-    The active leaf is ``active_leaf_key``, or the last message when it is unset or names no message (a stale key
-    must not make an export empty).
+    The active leaf is ``active_leaf_key``, or the last message when it is unset or names no message (a stale
+    key must not make an export empty).
     """
     if not conversation.messages:
         return []
@@ -70,7 +70,7 @@ def children_by_parent(messages: Iterable[Message]) -> dict[str | None, list[str
     return children
 
 
-# --- parts ------------------------------------------------------------------------------------------------------
+# --- parts ---
 
 
 def openai_part(part: dict[str, Any]) -> Any:
@@ -121,7 +121,7 @@ def openai_content(message: Message) -> Any:
     return [openai_part(part) for part in message.parts]
 
 
-# --- tool calls -------------------------------------------------------------------------------------------------
+# --- tool calls ---
 
 
 def openai_tool_call(call: ToolCall) -> dict[str, Any]:
@@ -156,7 +156,7 @@ def modern_calls(message: Message) -> list[ToolCall]:
     return [call for call in message.tool_calls if call.type != LEGACY_CALL_TYPE]
 
 
-# --- messages ---------------------------------------------------------------------------------------------------
+# --- messages ---
 
 # Keys an exporter writes on an OpenAI-style message; a message's unknown keys never overwrite them.
 OPENAI_MESSAGE_KEYS = frozenset(
@@ -195,7 +195,32 @@ def openai_message(message: Message, *, context_key: str | None = None) -> dict[
     return out
 
 
-# --- times ------------------------------------------------------------------------------------------------------
+# Top-level keys a format defines (or that would make its document look like another format): a conversation's
+# verbatim metadata never overwrites them.
+_DETECTION_KEYS = frozenset(
+    {"messages", "history", "main_messages", "chat_history", "nodes", "mapping", "current_node", "context"}
+)
+
+
+def spill_metadata(conversation: Conversation, document: dict[str, Any], target: str) -> list[str]:
+    """Copy the conversation's other top-level keys into `document`; note those the format reserves.
+
+    Keys that came with a document of the same format coexisted with its own keys, so they all go back; keys
+    from another format must not look like the target's (or another format's) own keys.
+    """
+    reserved = set(document) if conversation.format == target else set(document) | _DETECTION_KEYS
+    clashing: list[str] = []
+    for key, value in conversation.metadata.items():
+        if key in reserved:
+            clashing.append(key)
+        else:
+            document[key] = value
+    if clashing:
+        return [f"top-level keys that clash with the format: {', '.join(sorted(clashing))}"]
+    return []
+
+
+# --- times ---
 
 
 def iso_time(value: datetime | None) -> str | None:

@@ -1,0 +1,42 @@
+"""One error shape for every API response: {"errors": [{"path": "/json/pointer", "message": "..."}]}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+def error_list(detail: Any, path: str = "") -> list[dict[str, str]]:
+    """Flatten DRF's nested error details into a list of {path, message} with JSON pointers."""
+    if isinstance(detail, dict):
+        if set(detail) == {"errors"} and isinstance(detail["errors"], list):
+            return list(detail["errors"])
+        out: list[dict[str, str]] = []
+        for key, value in detail.items():
+            sub = path if key in ("non_field_errors", "detail") else f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            out.extend(error_list(value, sub))
+        return out
+    if isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            return [{"path": path, "message": str(item)} for item in detail]
+        out = []
+        for index, item in enumerate(detail):
+            out.extend(error_list(item, f"{path}/{index}") if isinstance(item, dict | list) else error_list(item, path))
+        return out
+    return [{"path": path, "message": str(detail)}]
+
+
+def errors_response(errors: list[dict[str, str]], status: int, **extra: Any) -> Response:
+    return Response({"errors": errors, **extra}, status=status)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.APIException):
+        response.data = {"errors": error_list(exc.detail)}
+    return response

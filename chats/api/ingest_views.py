@@ -1,0 +1,210 @@
+"""Ingestion endpoints: decode and check the envelope, call the ingest service, answer with its result."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import permissions, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chats import ingest, services
+from chats.api import serializers
+from chats.api.authentication import SourcePrincipal
+from chats.api.errors import errors_response
+from chats.ingest.canonical import Issue
+from chats.models import IngestionReceipt, Outcome
+
+JSON_TYPES = {"application/json"}
+NDJSON_TYPES = {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/json-lines"}
+
+
+class IsSourceKey(permissions.BasePermission):
+    message = "This endpoint needs a source's API key: Authorization: Api-Key <key>."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return isinstance(request.user, SourcePrincipal)
+
+
+class _Rejected(Exception):
+    def __init__(self, status_code: int, errors: list[Issue]):
+        self.status_code = status_code
+        self.errors = errors
+
+
+def _media_type(request: Request) -> str:
+    return (request.META.get("CONTENT_TYPE") or "").split(";")[0].strip().lower()
+
+
+def _read_body(request: Request) -> bytes:
+    limit = settings.MASTERBRAIN_MAX_BODY_BYTES
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > limit:
+        raise _Rejected(413, [Issue("", f"the body is {length} bytes: at most {limit} are accepted")])
+    try:
+        body: bytes = request._request.body
+    except RequestDataTooBig:
+        raise _Rejected(413, [Issue("", f"the body is over {limit} bytes")]) from None
+    if len(body) > limit:
+        raise _Rejected(413, [Issue("", f"the body is {len(body)} bytes: at most {limit} are accepted")])
+    return body
+
+
+def _decode_json(text: bytes, *, line_offset: int = 0) -> Any:
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError as error:
+        raise _Rejected(400, [Issue("", f"the body is not UTF-8: {error.reason} at byte {error.start}")]) from None
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno + line_offset}, column {error.colno}"
+        raise _Rejected(400, [Issue("", f"not valid JSON: {error.msg} at {where}")]) from None
+
+
+def _format_param(request: Request) -> str | None:
+    value = request.query_params.get("format_name") or request.query_params.get("format")
+    return value or None
+
+
+def _result_body(result: services.IngestResult) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "conversation": str(result.conversation.uuid) if result.conversation else None,
+        "external_id": result.external_id,
+        "outcome": result.outcome,
+        "format": result.format,
+        "receipt": str(result.receipt.uuid),
+        "warnings": result.warnings,
+    }
+    if result.errors:
+        body["errors"] = result.errors
+    return body
+
+
+FORMAT_PARAMETER = OpenApiParameter(
+    "format", str, enum=list(ingest.FORMATS), description="The document's format; detected when omitted."
+)
+
+
+class IngestView(APIView):
+    """POST one conversation document."""
+
+    permission_classes = [IsSourceKey]
+    parser_classes: list[Any] = []
+
+    @extend_schema(
+        operation_id="ingest_one",
+        parameters=[
+            FORMAT_PARAMETER,
+            OpenApiParameter("external_id", str, description="Names the conversation when the document has no id."),
+        ],
+        request={"application/json": dict},
+        responses={201: serializers.IngestResultSerializer, 200: serializers.IngestResultSerializer,
+                   400: serializers.ErrorSerializer, 401: serializers.ErrorSerializer,
+                   413: serializers.ErrorSerializer, 415: serializers.ErrorSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        source = request.user.source
+        try:
+            if _media_type(request) not in JSON_TYPES:
+                raise _Rejected(415, [Issue("", "send the document as Content-Type: application/json")])
+            body = _read_body(request)
+            document = _decode_json(body)
+        except _Rejected as rejected:
+            receipt = None
+            if rejected.status_code == 400:
+                receipt = services.receipt_reject_raw(source=source, api_key=request.auth, body=request._request.body,
+                                                      errors=rejected.errors)
+            extra = {"receipt": str(receipt.uuid)} if receipt else {}
+            return errors_response([e.as_dict() for e in rejected.errors], rejected.status_code, **extra)
+        result = services.conversation_ingest(
+            source=source, document=document, format=_format_param(request),
+            external_id=request.query_params.get("external_id") or None, api_key=request.auth, size_bytes=len(body),
+        )
+        if result.outcome == Outcome.REJECTED:
+            code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE if result.over_limit else status.HTTP_400_BAD_REQUEST
+            return Response(_result_body(result), status=code)
+        code = status.HTTP_201_CREATED if result.outcome == Outcome.CREATED else status.HTTP_200_OK
+        return Response(_result_body(result), status=code)
+
+
+class BulkIngestView(APIView):
+    """POST many documents: a JSON array, or newline-delimited JSON (one document per line)."""
+
+    permission_classes = [IsSourceKey]
+    parser_classes: list[Any] = []
+
+    @extend_schema(
+        operation_id="ingest_bulk",
+        parameters=[FORMAT_PARAMETER],
+        request={"application/json": list, "application/x-ndjson": str},
+        responses={200: serializers.BulkResultSerializer, 400: serializers.ErrorSerializer,
+                   401: serializers.ErrorSerializer, 413: serializers.ErrorSerializer, 415: serializers.ErrorSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        source = request.user.source
+        media_type = _media_type(request)
+        items: list[tuple[Any, Issue | None]]
+        try:
+            if media_type in JSON_TYPES:
+                document = _decode_json(_read_body(request))
+                if not isinstance(document, list):
+                    raise _Rejected(400, [Issue("", "a bulk request is a JSON array of documents")])
+                items = [(item, None) for item in document]
+            elif media_type in NDJSON_TYPES:
+                items = self._ndjson_items(_read_body(request))
+            else:
+                raise _Rejected(415, [Issue("", "send a JSON array (application/json) or NDJSON (application/x-ndjson)")])
+            limit = settings.MASTERBRAIN_MAX_BULK_ITEMS
+            if len(items) > limit:
+                raise _Rejected(413, [Issue("", f"{len(items)} documents: at most {limit} per bulk request")])
+        except _Rejected as rejected:
+            return errors_response([e.as_dict() for e in rejected.errors], rejected.status_code)
+
+        fmt = _format_param(request)
+        results = []
+        counts = {outcome: 0 for outcome in Outcome.values}
+        for index, (document, decode_error) in enumerate(items):
+            if decode_error is not None:
+                results.append({"index": index, "external_id": None, "outcome": Outcome.REJECTED, "conversation": None,
+                                "errors": [decode_error.as_dict()]})
+                counts[Outcome.REJECTED] += 1
+                continue
+            result = services.conversation_ingest(source=source, document=document, format=fmt, api_key=request.auth)
+            body = _result_body(result)
+            for issue in body.get("errors", []):
+                issue["path"] = f"/{index}{issue['path']}"
+            results.append({"index": index, **body})
+            counts[result.outcome] += 1
+        return Response({"results": results, "summary": counts}, status=status.HTTP_200_OK)
+
+    @staticmethod
+    def _ndjson_items(body: bytes) -> list[tuple[Any, Issue | None]]:
+        items: list[tuple[Any, Issue | None]] = []
+        for number, line in enumerate(body.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append((_decode_json(line, line_offset=number - 1), None))
+            except _Rejected as rejected:
+                items.append((None, rejected.errors[0]))
+        return items
+
+
+class ReceiptView(APIView):
+    permission_classes = [IsSourceKey]
+
+    @extend_schema(operation_id="receipt_retrieve",
+                   responses={200: serializers.ReceiptSerializer, 404: serializers.ErrorSerializer})
+    def get(self, request: Request, uuid: str) -> Response:
+        receipt = get_object_or_404(
+            IngestionReceipt.objects.select_related("conversation"), uuid=uuid, source=request.user.source
+        )
+        return Response(serializers.ReceiptSerializer(receipt).data)

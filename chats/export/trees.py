@@ -1,0 +1,228 @@
+"""Exporters for the tree formats: chat_graph (logging nodes) and chatgpt_export (a ChatGPT `mapping`).
+
+Both hold every branch. A node received in the target format goes out exactly as received (`Message.raw`);
+other nodes are rebuilt from the canonical fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chats.ingest.canonical import Conversation, Message
+
+from .capabilities import omitted_notes
+from .common import (
+    ExportResult,
+    active_path,
+    children_by_parent,
+    epoch_seconds,
+    openai_part,
+    openai_tool_call,
+    spill_metadata,
+)
+
+# The id ChatGPT gives the message-less node every conversation hangs from.
+CHATGPT_ROOT_ID = "client-created-root"
+
+
+# --- chat_graph ---
+
+
+def export_chat_graph(conversation: Conversation) -> ExportResult:
+    ordered = _active_leaf_last(conversation)
+    document: dict[str, Any] = {}
+    if conversation.external_id:
+        document["conversation_id"] = conversation.external_id
+    document["nodes"] = [_graph_node(conversation, message) for message in ordered]
+    notes = omitted_notes(conversation, "chat_graph", ordered)
+    notes.extend(spill_metadata(conversation, document, "chat_graph"))
+    return ExportResult(document=document, omitted=notes)
+
+
+def _graph_node(conversation: Conversation, message: Message) -> Any:
+    if conversation.format == "chat_graph" and isinstance(message.raw, dict):
+        return message.raw
+    author: dict[str, Any] = {"role": message.role, "metadata": dict(message.author_metadata)}
+    if message.name:
+        author["name"] = message.name
+    body: dict[str, Any] = {
+        "id": message.key,
+        "author": author,
+        "content": _graph_content(message),
+        "context": [list(pair) for pair in message.context_pairs],
+    }
+    if message.tool_calls:
+        body["tool_calls"] = [openai_tool_call(call) for call in message.tool_calls]
+    if message.tool_call_id:
+        body["tool_call_id"] = message.tool_call_id
+    if message.reasoning:
+        body["reasoning_content"] = message.reasoning
+    node: dict[str, Any] = {"node_id": message.key, "parent_id": message.parent_key}
+    seconds = epoch_seconds(message.created_at)
+    if seconds is not None:
+        node["timestamp"] = int(seconds)
+    node["message"] = body
+    return node
+
+
+def _graph_content(message: Message) -> dict[str, Any]:
+    """`{content_type: "text", parts: [str, ...]}`; other parts go in OpenAI style (multimodal_text)."""
+    if all(part.get("type") == "text" for part in message.parts):
+        texts = [str(part.get("text", "")) for part in message.parts]
+        return {"content_type": "text", "parts": texts}
+    parts = [
+        part.get("text", "") if part.get("type") == "text" else openai_part(part) for part in message.parts
+    ]
+    return {"content_type": "multimodal_text", "parts": parts}
+
+
+def _active_leaf_last(conversation: Conversation) -> list[Message]:
+    """The messages, parents first, with the active leaf last so that a reader taking the last node agrees.
+
+    When the active leaf is already last (always so for a parser's output without an explicit choice) the
+    order is the conversation's own, which keeps a same-format export identical to its input.
+    """
+    messages = conversation.messages
+    path = active_path(conversation)
+    if not path or messages[-1].key == path[-1].key:
+        return list(messages)
+    # Depth-first, visiting a node's active-path child after its other children, so the path ends the list.
+    by_key = {m.key: m for m in messages}
+    children = children_by_parent(messages)
+    on_path = {m.key for m in path}
+    ordered: list[Message] = []
+
+    def visit(key: str) -> None:
+        ordered.append(by_key[key])
+        kids = children.get(key, [])
+        for child in [k for k in kids if k not in on_path] + [k for k in kids if k in on_path]:
+            visit(child)
+
+    roots = children.get(None, []) + [m.key for m in messages if m.parent_key and m.parent_key not in by_key]
+    for root in [k for k in roots if k not in on_path] + [k for k in roots if k in on_path]:
+        visit(root)
+    return ordered
+
+
+# --- chatgpt_export ---
+
+
+def export_chatgpt(conversation: Conversation) -> ExportResult:
+    messages = conversation.messages
+    path = active_path(conversation)
+    same_format = conversation.format == "chatgpt_export"
+    mapping: dict[str, Any] = {}
+    children = children_by_parent(messages)
+    keys = {m.key for m in messages}
+
+    # Messages hang from one message-less root. A same-format export brings back the root the nodes name (its
+    # children listed as the nodes list them); otherwise every canonical root hangs from a new one.
+    root_ids = _chatgpt_roots(conversation) if same_format else []
+    if not root_ids:
+        root_ids = [CHATGPT_ROOT_ID]
+    for root_id in root_ids:
+        mapping[root_id] = {
+            "id": root_id,
+            "message": None,
+            "parent": None,
+            "children": _root_children(conversation, root_id, same_format),
+        }
+    for message in messages:
+        if same_format and isinstance(message.raw, dict):
+            mapping[message.key] = message.raw
+            continue
+        parent = message.parent_key if message.parent_key in keys else root_ids[0]
+        mapping[message.key] = {
+            "id": message.key,
+            "message": _chatgpt_message(message),
+            "parent": parent,
+            "children": list(children.get(message.key, [])),
+        }
+
+    document: dict[str, Any] = {}
+    if conversation.title:
+        document["title"] = conversation.title
+    if conversation.started_at is not None:
+        document["create_time"] = epoch_seconds(conversation.started_at)
+    if conversation.ended_at is not None:
+        document["update_time"] = epoch_seconds(conversation.ended_at)
+    document["mapping"] = mapping
+    document["current_node"] = path[-1].key if path else root_ids[0]
+    if conversation.external_id:
+        document["id"] = conversation.external_id
+    model_slug = conversation.model_name or (
+        conversation.model if isinstance(conversation.model, str) else ""
+    )
+    if model_slug:
+        document["default_model_slug"] = model_slug
+    notes = omitted_notes(conversation, "chatgpt_export", messages)
+    notes.extend(spill_metadata(conversation, document, "chatgpt_export"))
+    return ExportResult(document=document, omitted=notes)
+
+
+def _chatgpt_roots(conversation: Conversation) -> list[str]:
+    """Ids of the message-less nodes the received nodes name as their parent, in first-seen order."""
+    keys = {m.key for m in conversation.messages}
+    roots: list[str] = []
+    for message in conversation.messages:
+        raw = message.raw if isinstance(message.raw, dict) else {}
+        parent = raw.get("parent")
+        if isinstance(parent, str) and parent not in keys and parent not in roots:
+            roots.append(parent)
+    return roots
+
+
+def _root_children(conversation: Conversation, root_id: str, same_format: bool) -> list[str]:
+    if same_format:
+        return [
+            m.key for m in conversation.messages if isinstance(m.raw, dict) and m.raw.get("parent") == root_id
+        ]
+    keys = {m.key for m in conversation.messages}
+    return [m.key for m in conversation.messages if m.parent_key is None or m.parent_key not in keys]
+
+
+def _chatgpt_message(message: Message) -> dict[str, Any]:
+    metadata: dict[str, Any] = {}
+    if message.tool_calls:
+        metadata["tool_calls"] = [openai_tool_call(call) for call in message.tool_calls]
+    if message.tool_call_id:
+        metadata["tool_call_id"] = message.tool_call_id
+    if message.reasoning:
+        metadata["reasoning_content"] = message.reasoning
+    if message.context_pairs:
+        metadata["context"] = [list(pair) for pair in message.context_pairs]
+    return {
+        "id": message.key,
+        "author": {
+            "role": message.role,
+            "name": message.name or None,
+            "metadata": dict(message.author_metadata),
+        },
+        "create_time": epoch_seconds(message.created_at),
+        "update_time": None,
+        "content": _chatgpt_content(message),
+        "status": "finished_successfully",
+        "end_turn": None,
+        "weight": 0.0 if message.hidden else 1.0,
+        "metadata": metadata,
+        "recipient": message.recipient or "all",
+    }
+
+
+def _chatgpt_content(message: Message) -> dict[str, Any]:
+    if all(part.get("type") == "text" for part in message.parts):
+        # ChatGPT always has at least one part, "" for an empty message.
+        return {
+            "content_type": "text",
+            "parts": [str(part.get("text", "")) for part in message.parts] or [""],
+        }
+    parts: list[Any] = []
+    for part in message.parts:
+        if part.get("type") == "text":
+            parts.append(part.get("text", ""))
+        elif part.get("type") == "image":
+            # ChatGPT points at images; a URL stands in for its `file-service://` pointer.
+            parts.append({"content_type": "image_asset_pointer", "asset_pointer": part.get("url", "")})
+        else:
+            parts.append(openai_part(part))
+    return {"content_type": "multimodal_text", "parts": parts}

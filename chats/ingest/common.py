@@ -1,0 +1,326 @@
+"""Helpers shared by the format parsers: issues, JSON pointers, timestamps, content parts, tool arguments.
+
+Everything here works on decoded JSON (dicts, lists, strings, numbers) and never copies a value it does not change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from chats.ingest.canonical import Issue, ParseError
+
+
+class Issues:
+    """The warnings and errors found while parsing one document."""
+
+    __slots__ = ("errors", "warnings")
+
+    def __init__(self) -> None:
+        self.warnings: list[Issue] = []
+        self.errors: list[Issue] = []
+
+    def warn(self, path: str, message: str) -> None:
+        self.warnings.append(Issue(path, message))
+
+    def error(self, path: str, message: str) -> None:
+        self.errors.append(Issue(path, message))
+
+    def raise_errors(self) -> None:
+        if self.errors:
+            raise ParseError(self.errors)
+
+
+def pointer(base: str, *tokens: str | int) -> str:
+    """Extend the JSON pointer ``base`` (RFC 6901) with ``tokens``, escaping ``~`` and ``/`` in keys."""
+    for token in tokens:
+        if isinstance(token, str) and ("~" in token or "/" in token):
+            token = token.replace("~", "~0").replace("/", "~1")
+        base = f"{base}/{token}"
+    return base
+
+
+def shape_error(format_name: str, expects: str) -> ParseError:
+    return ParseError([Issue("", f"format '{format_name}' expects {expects}")])
+
+
+def unmapped_keys(document: dict[str, Any], mapped: frozenset[str]) -> dict[str, Any]:
+    """The top-level keys that no field of the canonical form holds, verbatim."""
+    return {key: value for key, value in document.items() if key not in mapped}
+
+
+def require_messages(messages: list[Any], path: str) -> None:
+    if not messages:
+        raise ParseError([Issue(path, "the conversation has no messages")])
+
+
+# --- scalar fields -------------------------------------------------------------------------------------------
+
+
+def optional_text(value: Any, path: str, issues: Issues) -> str | None:
+    """A string field that producers sometimes send as a number: the text, "" when absent, None when unusable."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    issues.warn(path, "expected a string; the value is kept in metadata")
+    return None
+
+
+def external_id(value: Any, path: str, issues: Issues) -> str | None:
+    """A conversation id: a string, or a number read as its decimal text. Anything else is an error."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    issues.error(path, "the conversation id must be a non-empty string")
+    return None
+
+
+def parse_timestamp(value: Any, path: str, issues: Issues) -> datetime | None:
+    """An aware UTC datetime from ISO 8601 text, epoch seconds (number or numeric string), or None.
+
+    Naive ISO text is read as UTC with a warning (some producers write local time without an offset). A value
+    that is none of these gives a warning and None: a bad timestamp never rejects a conversation.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        issues.warn(path, f"not a timestamp: {value!r}")
+        return None
+    if isinstance(value, int | float):
+        return _from_epoch(value, path, issues)
+    if not isinstance(value, str):
+        issues.warn(path, f"not a timestamp: {value!r}")
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        pass
+    else:
+        return _from_epoch(number, path, issues)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        issues.warn(path, f"not a timestamp: {value!r}")
+        return None
+    if moment.tzinfo is None:
+        issues.warn(path, f"timestamp {value!r} has no UTC offset; read as UTC")
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def _from_epoch(seconds: float, path: str, issues: Issues) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (ValueError, OverflowError, OSError):
+        issues.warn(path, f"epoch timestamp out of range: {seconds!r}")
+        return None
+
+
+# --- content parts ---------------------------------------------------------------------------------------------
+
+
+def content_parts(content: Any, path: str, issues: Issues) -> list[dict[str, Any]]:
+    """Canonical parts of an OpenAI-style ``content``: a string, null, or a list of parts.
+
+    An empty string gives no parts (the caller records that the content was a string).
+    """
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    if not isinstance(content, list):
+        issues.error(path, "content must be a string, null or a list of parts")
+        return []
+    parts = []
+    for index, part in enumerate(content):
+        converted = normalize_part(part)
+        if converted is None:
+            issues.error(pointer(path, index), "a content part must be an object or a string")
+        else:
+            parts.append(converted)
+    return parts
+
+
+def normalize_part(part: Any) -> dict[str, Any] | None:
+    """One canonical part; None when the part is neither an object nor a string (the caller reports it)."""
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("type")
+    if kind is None:
+        converted = _untyped_part(part)
+    else:
+        converter = _PART_CONVERTERS.get(kind) if isinstance(kind, str) else None
+        converted = converter(part) if converter is not None else None
+    return converted if converted is not None else {"type": "unknown", "raw": part}
+
+
+def _text_part(part: dict[str, Any]) -> dict[str, Any] | None:
+    text = part.get("text")
+    return {"type": "text", "text": text} if isinstance(text, str) else None
+
+
+def _image_part(value: Any, detail: Any = None) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        detail = value.get("detail", detail)
+        value = value.get("url")
+    if not isinstance(value, str):
+        return None
+    image: dict[str, Any] = {"type": "image", "url": value}
+    if isinstance(detail, str):
+        image["detail"] = detail
+    return image
+
+
+def _audio_part(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        # A URL or data URI has a scheme; bare base64 has no colon.
+        return {"type": "audio", "url": value} if ":" in value else {"type": "audio", "data": value}
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("data"), str):
+        audio = {"type": "audio", "data": value["data"]}
+        if isinstance(value.get("format"), str):
+            audio["format"] = value["format"]
+        return audio
+    if isinstance(value.get("url"), str):
+        return {"type": "audio", "url": value["url"]}
+    return None
+
+
+def _file_part(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    fields = {key: value[key] for key in ("file_id", "file_data", "filename") if isinstance(value.get(key), str)}
+    return {"type": "file", **fields} if fields else None
+
+
+def _refusal_part(part: dict[str, Any]) -> dict[str, Any] | None:
+    refusal = part.get("refusal")
+    return {"type": "refusal", "refusal": refusal} if isinstance(refusal, str) else None
+
+
+_PART_CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
+    "text": _text_part,
+    "input_text": _text_part,  # the Responses API
+    "output_text": _text_part,
+    "image_url": lambda part: _image_part(part.get("image_url")),
+    "input_image": lambda part: _image_part(part.get("image_url"), part.get("detail")),
+    "input_audio": lambda part: _audio_part(part.get("input_audio")),
+    "audio": lambda part: _audio_part(part.get("audio")),
+    "audio_url": lambda part: _audio_part(part.get("audio_url")),
+    "file": lambda part: _file_part(part.get("file")),
+    "input_file": _file_part,
+    "refusal": _refusal_part,
+}
+
+
+def _untyped_part(part: dict[str, Any]) -> dict[str, Any] | None:
+    # Some providers (Qwen/DashScope among them) send {"text": ...}, {"image": ...}, {"audio": ...} parts.
+    if "text" in part:
+        return _text_part(part)
+    if "image" in part:
+        return _image_part(part["image"])
+    if "audio" in part:
+        return _audio_part(part["audio"])
+    return None
+
+
+def render_text(parts: list[dict[str, Any]]) -> str:
+    """The plain text of the parts (text and refusals), one part per line."""
+    texts = []
+    for part in parts:
+        kind = part["type"]
+        if kind == "text":
+            texts.append(part["text"])
+        elif kind == "refusal":
+            texts.append(part["refusal"])
+    return "\n".join(texts)
+
+
+# --- inline reasoning ------------------------------------------------------------------------------------------
+
+_THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+
+
+def split_think(text: str) -> tuple[str, str]:
+    """Split inline ``<think>...</think>`` reasoning from an answer: (answer, reasoning).
+
+    Also handles a closing tag without an opening one (chat templates that put ``<think>`` in the prompt) and an
+    opening tag that is never closed (a reply cut off while thinking).
+    """
+    if "think>" not in text:
+        return text, ""
+    reasoning: list[str] = []
+
+    def take(match: re.Match[str]) -> str:
+        reasoning.append(match.group(1).strip())
+        return ""
+
+    answer = _THINK_BLOCK.sub(take, text)
+    head, closing, tail = answer.partition("</think>")
+    if closing:
+        reasoning.insert(0, head.strip())
+        answer = tail
+    head, opening, tail = answer.partition("<think>")
+    if opening:
+        reasoning.append(tail.strip())
+        answer = head
+    return answer.strip(), "\n\n".join(block for block in reasoning if block)
+
+
+def extract_inline_reasoning(parts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """The parts with ``<think>`` blocks removed from their text, and the reasoning found.
+
+    Parts that held only reasoning are dropped; the original text stays in the message's ``raw``.
+    """
+    reasoning: list[str] = []
+    kept: list[dict[str, Any]] = []
+    for part in parts:
+        if part["type"] != "text" or "think>" not in part["text"]:
+            kept.append(part)
+            continue
+        answer, thought = split_think(part["text"])
+        if thought:
+            reasoning.append(thought)
+        if answer:
+            kept.append({"type": "text", "text": answer})
+    return kept, "\n\n".join(reasoning)
+
+
+# --- tool arguments and context pairs --------------------------------------------------------------------------
+
+
+def parse_arguments(arguments: str) -> tuple[Any, str]:
+    """(parsed value, error): the decoded JSON, or the decoder's message. Empty arguments are no error."""
+    if not arguments or arguments.isspace():
+        return None, ""
+    try:
+        return json.loads(arguments), ""
+    except json.JSONDecodeError as exc:
+        return None, str(exc)
+
+
+def context_pairs(value: Any, path: str, issues: Issues) -> list[list[str]] | None:
+    """``value`` when it is a list of ``[str, str]`` pairs; otherwise a warning and None (keep it verbatim)."""
+    if not isinstance(value, list):
+        issues.warn(path, "context must be a list of [string, string] pairs; kept verbatim")
+        return None
+    for index, pair in enumerate(value):
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], str)):
+            issues.warn(pointer(path, index), "a context pair must be two strings; the context is kept verbatim")
+            return None
+    return value

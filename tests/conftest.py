@@ -1,0 +1,104 @@
+"""Shared fixtures: people with each role, sources with keys, and API clients."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.db import connection
+from rest_framework.test import APIClient
+
+from chats import services
+from chats.models import Source
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def load_fixture(relative: str) -> Any:
+    return json.loads((FIXTURES / relative).read_text())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `postgres` need PostgreSQL features; they are skipped only when the suite runs on SQLite."""
+    from django.conf import settings
+
+    if settings.IS_POSTGRES:
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL (the suite is running on SQLite)")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+def _user_in(username: str, group: str | None, **extra: Any) -> User:
+    user = User.objects.create_user(username=username, password="correct horse battery staple", **extra)
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def reviewer(db: None) -> User:
+    return _user_in("rita", "Reviewers")
+
+
+@pytest.fixture
+def other_reviewer(db: None) -> User:
+    return _user_in("oscar", "Reviewers")
+
+
+@pytest.fixture
+def auditor(db: None) -> User:
+    return _user_in("aude", "Auditors")
+
+
+@pytest.fixture
+def no_role_user(db: None) -> User:
+    return _user_in("nobody", None)
+
+
+@pytest.fixture
+def admin_user(db: None) -> User:
+    return User.objects.create_superuser(username="admin", password="correct horse battery staple")
+
+
+@pytest.fixture
+def source(db: None) -> Source:
+    return Source.objects.create(name="masterbrain")
+
+
+@pytest.fixture
+def other_source(db: None) -> Source:
+    return Source.objects.create(name="other-logger")
+
+
+@pytest.fixture
+def ingest_key(source: Source) -> str:
+    _, raw = services.api_key_create(source=source, name="test")
+    return raw
+
+
+@pytest.fixture
+def other_ingest_key(other_source: Source) -> str:
+    _, raw = services.api_key_create(source=other_source, name="test")
+    return raw
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def ingest_client(ingest_key: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {ingest_key}")
+    return client
+
+
+@pytest.fixture
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
