@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from chats import ingest
 from chats.ingest import canonical as c
+from chats.ingest.chatgpt_export import apply_message_feedback
 from chats.models import (
     ApiKey,
     AuditEvent,
@@ -154,7 +155,7 @@ def conversation_ingest(
     external_id: str | None = None,
     api_key: ApiKey | None = None,
     size_bytes: int | None = None,
-    extra_feedback: list[c.Feedback] | None = None,
+    message_feedback: list[dict[str, Any]] | None = None,
 ) -> IngestResult:
     """Store one conversation document: whole or not at all, idempotently, and leave a receipt either way."""
     digest = payload_hash(document)
@@ -169,8 +170,9 @@ def conversation_ingest(
         result = _reject(source, api_key, document, digest, size_bytes, format or "", external_id or "", [error.issue])
         result.over_limit = True
         return result
-    if extra_feedback:
-        parsed.feedback.extend(extra_feedback)
+    if message_feedback:
+        # A ChatGPT export's message_feedback.json: thumbs on the messages it names.
+        parsed.warnings.extend(apply_message_feedback([parsed], message_feedback))
     return conversation_store(
         source=source, parsed=parsed, document=document, digest=digest, size_bytes=size_bytes,
         external_id=external_id, api_key=api_key,

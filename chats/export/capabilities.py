@@ -109,10 +109,10 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
     },
     "chat_graph": {
         "branches": True,
-        "tool_calls": True,
-        "artifacts": True,
+        "tool_calls": False,
+        "artifacts": False,
         "feedback": False,
-        "reasoning": True,
+        "reasoning": False,
         "message_context": True,
         "conversation_context": False,
         "injection_context": False,
@@ -149,6 +149,10 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
 
 # Where a format keeps something in a non-native place, the note says so instead of calling it lost.
 _KEPT_ELSEWHERE: dict[tuple[str, str], str] = {
+    ("chat_graph", "tool_calls"): "tool calls (kept as extra message keys)",
+    ("chat_graph", "reasoning"): "reasoning (kept as an extra message key)",
+    ("chat_graph", "artifacts"): "injected artifacts (their tool calls kept as extra message keys)",
+    ("chatgpt_export", "artifacts"): "injected artifacts (their tool calls kept in message metadata)",
     ("chatgpt_export", "tool_calls"): "tool calls (kept in message metadata)",
     ("chatgpt_export", "reasoning"): "reasoning (kept in message metadata)",
     ("chatgpt_export", "message_context"): "message context pairs (kept in message metadata)",

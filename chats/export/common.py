@@ -97,28 +97,34 @@ def openai_part(part: dict[str, Any]) -> Any:
     return dict(part)
 
 
-def is_plain_text(message: Message) -> bool:
-    """True when the content is at most one text part that arrived as a string, so it exports as a string."""
-    if not message.content_is_string:
-        return False
-    return len(message.parts) == 0 or (len(message.parts) == 1 and message.parts[0].get("type") == "text")
-
-
 def text_of(parts: list[dict[str, Any]]) -> str:
     """The text parts joined, for formats whose content is a single string."""
     return "".join(str(part.get("text", "")) for part in parts if part.get("type") == "text")
 
 
-def openai_content(message: Message) -> Any:
-    """The `content` value of an OpenAI-style message: a string, None, or a list of parts."""
-    if message.content_is_null and not message.parts:
+def openai_content(message: Message, *, single_text_as_string: bool = False) -> Any:
+    """The `content` value of an OpenAI-style message: a string, None, or a list of parts.
+
+    A string stays a string; `single_text_as_string` also makes one text part a string, for messages from
+    formats where content is always a list of parts (a plain answer then reads as one). Outside a list, a
+    refusal is not content: it travels in the message's own `refusal` key (`openai_message`).
+    """
+    parts = message.parts
+    if message.content_is_null or message.content_is_string:
+        parts = [part for part in parts if part.get("type") != "refusal"]
+    if message.content_is_null and not parts:
         return None
-    if message.content_is_null and all(part.get("type") == "refusal" for part in message.parts):
-        # A refusal travels beside `content: null` (see `openai_message`).
-        return None
-    if is_plain_text(message):
-        return text_of(message.parts)
-    return [openai_part(part) for part in message.parts]
+    as_string = message.content_is_string or single_text_as_string
+    if as_string and len(parts) <= 1 and all(part.get("type") == "text" for part in parts):
+        return text_of(parts)
+    return [openai_part(part) for part in parts]
+
+
+def refusal_text(message: Message) -> str:
+    """The refusal that travels beside a string or null `content` ("" when none)."""
+    if not (message.content_is_null or message.content_is_string):
+        return ""
+    return "".join(str(part.get("refusal", "")) for part in message.parts if part.get("type") == "refusal")
 
 
 # --- tool calls ---
@@ -158,24 +164,24 @@ def modern_calls(message: Message) -> list[ToolCall]:
 
 # --- messages ---
 
-# Keys an exporter writes on an OpenAI-style message; a message's unknown keys never overwrite them.
-OPENAI_MESSAGE_KEYS = frozenset(
-    {"role", "name", "content", "tool_calls", "function_call", "tool_call_id", "reasoning_content", "refusal"}
-)
 
-
-def openai_message(message: Message, *, context_key: str | None = None) -> dict[str, Any]:
+def openai_message(
+    message: Message, *, context_key: str | None = None, single_text_as_string: bool = False
+) -> dict[str, Any]:
     """The message as an OpenAI chat message, built from its canonical fields.
 
-    `context_key` names the key the context pairs travel under in formats that have one (chat_history); the
-    message's unknown keys (`extra`) follow verbatim so that nothing a client sent is lost.
+    `context_key` names the key the context pairs travel under in formats that have one (chat_history). The
+    message's unknown keys (`extra`) follow verbatim, never overwriting a canonical field: so nothing a client
+    sent is lost, and a key another format could only keep as unknown (a chat_graph node's `tool_calls`) comes
+    back to life in a format that knows it.
     """
     out: dict[str, Any] = {"role": message.role}
     if message.name:
         out["name"] = message.name
-    out["content"] = openai_content(message)
-    if message.content_is_null and message.parts and out["content"] is None:
-        out["refusal"] = "".join(str(part.get("refusal", "")) for part in message.parts)
+    out["content"] = openai_content(message, single_text_as_string=single_text_as_string)
+    refusal = refusal_text(message)
+    if refusal:
+        out["refusal"] = refusal
     calls = modern_calls(message)
     if calls:
         out["tool_calls"] = [openai_tool_call(call) for call in calls]
@@ -190,8 +196,7 @@ def openai_message(message: Message, *, context_key: str | None = None) -> dict[
     if context_key and message.context_pairs:
         out[context_key] = [list(pair) for pair in message.context_pairs]
     for key, value in message.extra.items():
-        if key not in OPENAI_MESSAGE_KEYS and key != context_key:
-            out.setdefault(key, value)
+        out.setdefault(key, value)
     return out
 
 

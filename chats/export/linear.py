@@ -15,8 +15,11 @@ from chats.ingest.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, Conversation, Fe
 from .capabilities import omitted_notes
 from .common import ExportResult, active_path, iso_time, openai_message, spill_metadata
 
-# Formats whose messages are OpenAI chat messages, so a message received in one is valid as-is in another.
-OPENAI_MESSAGE_FORMATS = frozenset({"openai", "chat_document", "record_qa"})
+# Formats whose messages are OpenAI chat messages (chat_history's add optional `context` pairs), so a message
+# received in one is valid as-is in another.
+OPENAI_MESSAGE_FORMATS = frozenset({"openai", "chat_document", "record_qa", "chat_history"})
+# Formats whose content is always a list of parts: their one-text-part messages export as plain strings.
+PARTS_ONLY_FORMATS = frozenset({"chat_graph", "chatgpt_export"})
 
 MASTERBRAIN_MESSAGES_KEY = "main_messages"
 CHAT_DOCUMENT_MESSAGE_KEYS = ("main_messages", "messages", "history")
@@ -104,9 +107,11 @@ def _message(conversation: Conversation, message: Message, target: str) -> Any:
     """The message as the target format holds it: as received when the shapes match, else rebuilt."""
     if isinstance(message.raw, dict) and _same_message_shape(conversation.format, target):
         return message.raw
-    if target == "chat_history":
-        return openai_message(message, context_key="context")
-    return openai_message(message)
+    return openai_message(
+        message,
+        context_key="context" if target == "chat_history" else None,
+        single_text_as_string=conversation.format in PARTS_ONLY_FORMATS,
+    )
 
 
 def _same_message_shape(source: str, target: str) -> bool:

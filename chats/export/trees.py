@@ -29,7 +29,11 @@ CHATGPT_ROOT_ID = "client-created-root"
 
 
 def export_chat_graph(conversation: Conversation) -> ExportResult:
-    ordered = _active_leaf_last(conversation)
+    # Nodes received as chat_graph keep their order; others are ordered for a reader (see _active_leaf_last).
+    if conversation.format == "chat_graph":
+        ordered = list(conversation.messages)
+    else:
+        ordered = _active_leaf_last(conversation)
     document: dict[str, Any] = {}
     if conversation.external_id:
         document["conversation_id"] = conversation.external_id
@@ -51,12 +55,16 @@ def _graph_node(conversation: Conversation, message: Message) -> Any:
         "content": _graph_content(message),
         "context": [list(pair) for pair in message.context_pairs],
     }
+    # The format has no place for these: they ride as OpenAI-style keys of the message, which a chat_graph
+    # reader keeps as unknown keys and an OpenAI-style export brings back.
     if message.tool_calls:
         body["tool_calls"] = [openai_tool_call(call) for call in message.tool_calls]
     if message.tool_call_id:
         body["tool_call_id"] = message.tool_call_id
     if message.reasoning:
         body["reasoning_content"] = message.reasoning
+    for key, value in message.extra.items():
+        body.setdefault(key, value)
     node: dict[str, Any] = {"node_id": message.key, "parent_id": message.parent_key}
     seconds = epoch_seconds(message.created_at)
     if seconds is not None:
@@ -79,8 +87,8 @@ def _graph_content(message: Message) -> dict[str, Any]:
 def _active_leaf_last(conversation: Conversation) -> list[Message]:
     """The messages, parents first, with the active leaf last so that a reader taking the last node agrees.
 
-    When the active leaf is already last (always so for a parser's output without an explicit choice) the
-    order is the conversation's own, which keeps a same-format export identical to its input.
+    A chat_graph reader takes the latest leaf by timestamp, then the last node: this settles ties and nodes
+    without a timestamp. When the active leaf is already last the order is the conversation's own.
     """
     messages = conversation.messages
     path = active_path(conversation)

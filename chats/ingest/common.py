@@ -1,6 +1,6 @@
 """Helpers shared by the format parsers: issues, JSON pointers, timestamps, content parts, tool arguments.
 
-Everything here works on decoded JSON (dicts, lists, strings, numbers) and never copies a value it does not change.
+Everything here works on decoded JSON (dicts, lists, strings, numbers) and copies no value it does not change.
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ def require_messages(messages: list[Any], path: str) -> None:
         raise ParseError([Issue(path, "the conversation has no messages")])
 
 
-# --- scalar fields -------------------------------------------------------------------------------------------
+# --- scalar fields ------------------------------------------------------------------------------------------
 
 
 def optional_text(value: Any, path: str, issues: Issues) -> str | None:
-    """A string field that producers sometimes send as a number: the text, "" when absent, None when unusable."""
+    """A string field some producers send as a number: the text, "" when absent, None when unusable."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -128,7 +128,7 @@ def _from_epoch(seconds: float, path: str, issues: Issues) -> datetime | None:
         return None
 
 
-# --- content parts ---------------------------------------------------------------------------------------------
+# --- content parts ------------------------------------------------------------------------------------------
 
 
 def content_parts(content: Any, path: str, issues: Issues) -> list[dict[str, Any]]:
@@ -204,7 +204,9 @@ def _audio_part(value: Any) -> dict[str, Any] | None:
 def _file_part(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
-    fields = {key: value[key] for key in ("file_id", "file_data", "filename") if isinstance(value.get(key), str)}
+    fields = {
+        key: value[key] for key in ("file_id", "file_data", "filename") if isinstance(value.get(key), str)
+    }
     return {"type": "file", **fields} if fields else None
 
 
@@ -251,7 +253,7 @@ def render_text(parts: list[dict[str, Any]]) -> str:
     return "\n".join(texts)
 
 
-# --- inline reasoning ------------------------------------------------------------------------------------------
+# --- inline reasoning ---------------------------------------------------------------------------------------
 
 _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
@@ -259,8 +261,8 @@ _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 def split_think(text: str) -> tuple[str, str]:
     """Split inline ``<think>...</think>`` reasoning from an answer: (answer, reasoning).
 
-    Also handles a closing tag without an opening one (chat templates that put ``<think>`` in the prompt) and an
-    opening tag that is never closed (a reply cut off while thinking).
+    Also handles a closing tag without an opening one (chat templates that put ``<think>`` in the prompt) and
+    an opening tag that is never closed (a reply cut off while thinking).
     """
     if "think>" not in text:
         return text, ""
@@ -301,7 +303,7 @@ def extract_inline_reasoning(parts: list[dict[str, Any]]) -> tuple[list[dict[str
     return kept, "\n\n".join(reasoning)
 
 
-# --- tool arguments and context pairs --------------------------------------------------------------------------
+# --- tool arguments and context pairs -----------------------------------------------------------------------
 
 
 def parse_arguments(arguments: str) -> tuple[Any, str]:
@@ -315,12 +317,46 @@ def parse_arguments(arguments: str) -> tuple[Any, str]:
 
 
 def context_pairs(value: Any, path: str, issues: Issues) -> list[list[str]] | None:
-    """``value`` when it is a list of ``[str, str]`` pairs; otherwise a warning and None (keep it verbatim)."""
+    """``value`` when it is a list of ``[str, str]`` pairs; else a warning and None (keep it verbatim)."""
     if not isinstance(value, list):
         issues.warn(path, "context must be a list of [string, string] pairs; kept verbatim")
         return None
     for index, pair in enumerate(value):
-        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], str)):
-            issues.warn(pointer(path, index), "a context pair must be two strings; the context is kept verbatim")
+        if not (
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and isinstance(pair[1], str)
+        ):
+            issues.warn(
+                pointer(path, index), "a context pair must be two strings; the context is kept verbatim"
+            )
             return None
     return value
+
+
+# --- trees --------------------------------------------------------------------------------------------------
+
+
+def parents_first(parent_of: dict[str, str | None]) -> tuple[list[str], list[str]]:
+    """Order tree nodes so that each comes after its parent, otherwise keeping the given order.
+
+    ``parent_of`` maps every node to its parent (None for a root; every parent must be a node). Returns the
+    ordered nodes and the nodes that never reach a root: they are in, or under, a cycle.
+    """
+    ordered: list[str] = []
+    placed: set[str] = set()
+    waiting: dict[str, list[str]] = {}  # parent -> children seen before it was placed
+    for node, parent in parent_of.items():
+        if parent is not None and parent not in placed:
+            waiting.setdefault(parent, []).append(node)
+            continue
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            ordered.append(current)
+            placed.add(current)
+            children = waiting.pop(current, None)
+            if children:
+                stack.extend(reversed(children))
+    return ordered, [node for node in parent_of if node not in placed]

@@ -1,7 +1,7 @@
-"""Research artifacts (protocols, records, discussions, files) injected into a conversation through tool calls.
+"""Research artifacts (protocols, records, discussions, files) injected into a conversation by tool calls.
 
-An injection is an assistant tool call such as ``inject_airalogy_protocols`` whose arguments name the ids wanted
-and whose answering tool message holds the resolved items as JSON. Each distinct id of a call becomes one
+An injection is an assistant tool call such as ``inject_airalogy_protocols`` whose arguments name the ids
+wanted and whose answering tool message holds the resolved items as JSON. Each distinct id of a call becomes one
 Artifact, flagged as requested, resolved or both. Ids are kept exactly as given: they are never split on "."
 (versions contain dots), and a malformed one is a warning, never an error.
 """
@@ -58,7 +58,7 @@ def id_well_formed(kind: str, artifact_id: str) -> bool:
 
 
 def extract_artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Issue]]:
-    """The artifacts injected by the tool calls of ``messages`` (results linked by tool_call_id), and warnings."""
+    """The artifacts injected by the tool calls of ``messages`` (results found by tool_call_id); warnings."""
     results: dict[str, Message] = {}
     for message in messages:
         if message.tool_call_id:
@@ -91,7 +91,9 @@ def _call_artifacts(
         for item in _resolved_items(result, kind, result_path, warnings):
             artifact_id = _item_id(item, kind)
             if artifact_id is None:
-                warnings.append(Issue(result_path, f"a resolved {kind} has no id; it is not recorded as an artifact"))
+                warnings.append(
+                    Issue(result_path, f"a resolved {kind} has no id; it is not recorded as an artifact")
+                )
                 continue
             artifact = by_id.get(artifact_id)
             if artifact is None:
@@ -131,7 +133,7 @@ def _is_single_id_key(key: str) -> bool:
 
 
 def _requested_ids(arguments: Any, path: str, warnings: list[Issue]) -> list[str]:
-    """The ids named in a call's decoded arguments: lists under "*_ids" keys, single "airalogy_*_id" values."""
+    """The ids named in a call's decoded arguments: lists under "*_ids" keys, single "airalogy_*_id"s."""
     if isinstance(arguments, list):
         candidates: list[Any] = arguments
     elif isinstance(arguments, dict):
@@ -157,7 +159,9 @@ def _resolved_items(result: Message, kind: str, path: str, warnings: list[Issue]
     try:
         decoded = json.loads(result.text)
     except json.JSONDecodeError as exc:
-        warnings.append(Issue(path, f"injection result is not JSON ({exc}); artifacts come from the arguments only"))
+        warnings.append(
+            Issue(path, f"injection result is not JSON ({exc}); artifacts come from the arguments only")
+        )
         return []
     if isinstance(decoded, list):
         return [item for item in decoded if isinstance(item, dict)]
@@ -173,13 +177,16 @@ def _resolved_items(result: Message, kind: str, path: str, warnings: list[Issue]
 
 
 def _item_id(item: dict[str, Any], kind: str) -> str | None:
-    """An item's id: ``airalogy_<kind>_id`` first (a record also names its protocol), then ``id``, then any
-    other ``airalogy_*_id``."""
+    """An item's id: ``airalogy_<kind>_id`` first (a record item also names its protocol), then ``id``.
+
+    Only for an unknown kind is any ``airalogy_*_id`` taken, since its own key cannot be known.
+    """
     for key in (f"airalogy_{kind}_id", "id", "file_id"):
         value = item.get(key)
         if isinstance(value, str) and value:
             return value
-    for key, value in item.items():
-        if key.startswith("airalogy_") and key.endswith("_id") and isinstance(value, str) and value:
-            return value
+    if kind == "other":
+        for key, value in item.items():
+            if key.startswith("airalogy_") and key.endswith("_id") and isinstance(value, str) and value:
+                return value
     return None

@@ -1,4 +1,4 @@
-"""OpenAI-style message lists: the ``openai`` format (a bare JSON array), and the messages inside other formats."""
+"""OpenAI-style message lists: the ``openai`` format (a bare JSON array), and the messages of other formats."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ def parse(document: Any) -> Conversation:
     messages, warnings = parse_messages(document, path="")
     require_messages(messages, "")
     artifacts, artifact_warnings = extract_artifacts(messages)
-    return Conversation(format=NAME, messages=messages, artifacts=artifacts, warnings=warnings + artifact_warnings)
+    return Conversation(
+        format=NAME, messages=messages, artifacts=artifacts, warnings=warnings + artifact_warnings
+    )
 
 
 def parse_messages(
@@ -216,9 +218,11 @@ class MessageChain:
 
     def _register_call(self, message: Message, tool_call: ToolCall, path: str) -> None:
         self._call_count += 1
-        if tool_call.call_id in self._call_paths:
+        first_path = self._call_paths.get(tool_call.call_id)
+        if first_path is not None:
             self.issues.warn(
-                path, f"tool call id '{tool_call.call_id}' is used twice (first at {self._call_paths[tool_call.call_id]})"
+                path,
+                f"tool call id '{tool_call.call_id}' is used twice (first at {first_path})",
             )
         else:
             self._call_paths[tool_call.call_id] = path
@@ -249,13 +253,14 @@ class MessageChain:
                 else:
                     issues.warn(
                         message.source_path,
-                        f"orphan result: function message '{message.name}' follows no open function_call of that name",
+                        f"orphan result: function message '{message.name}' answers no open function_call",
                     )
             elif message.tool_call_id:
                 call_at = call_position.get(message.tool_call_id)
                 if call_at is None:
                     issues.warn(
-                        message.source_path, f"orphan result: tool_call_id '{message.tool_call_id}' matches no call"
+                        message.source_path,
+                        f"orphan result: tool_call_id '{message.tool_call_id}' matches no call",
                     )
                     continue
                 answered.add(message.tool_call_id)

@@ -18,7 +18,7 @@ def test_openai_export_writes_tool_calls_tool_results_and_reasoning_in_openai_st
         {"role": "user", "content": "Why are there nonspecific PCR bands?"},
         {
             "role": "assistant",
-            "content": [],
+            "content": "",
             "tool_calls": [
                 {
                     "id": "call_abc123",
@@ -82,8 +82,15 @@ def test_legacy_function_calls_export_as_function_call_and_custom_calls_keep_the
     assert legacy[2]["function_call"] == {"name": "airalogy_search", "arguments": '{"keywords":["PCR"]}'}
     assert "tool_calls" not in legacy[2]
     # The legacy answer is matched by name, so its synthetic call id stays out of the document.
-    assert legacy[3] == {"role": "function", "name": "airalogy_search", "content": '{"search_result":"primer dimers"}'}
-    assert custom[2]["tool_calls"][0]["custom"] == {"name": "airalogy_search", "input": '{"keywords":["PCR"]}'}
+    assert legacy[3] == {
+        "role": "function",
+        "name": "airalogy_search",
+        "content": '{"search_result":"primer dimers"}',
+    }
+    assert custom[2]["tool_calls"][0]["custom"] == {
+        "name": "airalogy_search",
+        "input": '{"keywords":["PCR"]}',
+    }
 
 
 def test_linear_exports_follow_the_active_path_and_say_how_many_branches_they_drop() -> None:
@@ -111,7 +118,10 @@ def test_an_active_leaf_inside_the_tree_exports_the_path_up_to_it() -> None:
 
     result = export_conversation(conversation, "openai")
 
-    assert [m["content"] for m in result.document] == ["How do I implement a neural network?", "Use TensorFlow."]
+    assert [m["content"] for m in result.document] == [
+        "How do I implement a neural network?",
+        "Use TensorFlow.",
+    ]
     assert "1 branch (2 messages) not on the active path" in result.omitted
 
 
@@ -139,7 +149,14 @@ def test_openai_export_lists_the_conversation_fields_it_cannot_hold() -> None:
 
     omitted = export_conversation(conversation, "openai").omitted
 
-    assert omitted == ["conversation id", "title", "user id", "model", "start/end time", "top-level keys: active"]
+    assert omitted == [
+        "conversation id",
+        "title",
+        "user id",
+        "model",
+        "start/end time",
+        "top-level keys: active",
+    ]
 
 
 def test_chat_document_carries_the_conversation_fields_and_its_other_top_level_keys() -> None:
@@ -210,7 +227,9 @@ def test_formats_without_feedback_say_they_drop_it() -> None:
 
 def test_record_qa_keeps_its_injection_context_as_received() -> None:
     conversation = injection_conversation()
-    conversation.injection_context = {"inject_airalogy_records": {"enabled": False, "airalogy_record_ids": []}}
+    conversation.injection_context = {
+        "inject_airalogy_records": {"enabled": False, "airalogy_record_ids": []}
+    }
 
     document = export_conversation(conversation, "record_qa").document
 
@@ -283,3 +302,16 @@ def test_unknown_keys_of_a_message_survive_a_rebuilt_export() -> None:
 def test_an_unknown_format_is_refused_with_the_known_ones_named() -> None:
     with pytest.raises(ValueError, match="chatgpt_export"):
         export_conversation(tool_conversation(), "yaml")
+
+
+def test_a_refusal_beside_string_or_null_content_goes_back_to_the_refusal_key() -> None:
+    conversation = tool_conversation(format="chat_graph")
+    answer = conversation.messages[4]
+    answer.parts = [{"type": "refusal", "refusal": "I can't help with that."}]
+    answer.content_is_null, answer.content_is_string = True, False
+
+    assert export_conversation(conversation, "openai").document[4] == {
+        "role": "assistant",
+        "content": None,
+        "refusal": "I can't help with that.",
+    }

@@ -1,0 +1,64 @@
+"""Parsers from every input format to the canonical form (``canonical.py``), and format detection.
+
+Pure Python: no Django, no database. Input is decoded JSON; output is a ``Conversation`` with its warnings,
+or a ``ParseError`` carrying every error found, each located by a JSON pointer into the document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, record_qa
+from chats.ingest.canonical import FORMATS, Conversation, Issue, ParseError
+
+
+@dataclass(frozen=True, slots=True)
+class _Format:
+    name: str
+    expects: str
+    matches: Callable[[Any], bool]
+    parse: Callable[[Any], Conversation]
+
+
+# In detection order: the most specific shapes first (a Record QA document also has a chat document's shape,
+# and any JSON array would pass for an OpenAI message list).
+_DETECTION_ORDER = tuple(
+    _Format(module.NAME, module.EXPECTS, module.matches, module.parse)
+    for module in (chatgpt_export, chat_graph, chat_history, record_qa, chat_document, openai)
+)
+_BY_NAME = {spec.name: spec for spec in _DETECTION_ORDER}
+assert set(_BY_NAME) == set(FORMATS)
+
+
+def detect_format(document: Any) -> str:
+    """The name of the format whose shape ``document`` has; ParseError when it has none of them."""
+    for spec in _DETECTION_ORDER:
+        if spec.matches(document):
+            return spec.name
+    accepted = "; ".join(f"{spec.name}: {spec.expects}" for spec in _DETECTION_ORDER)
+    raise ParseError([Issue("", f"unrecognised document shape; accepted shapes are {accepted}")])
+
+
+def parse_document(document: Any, *, format: str | None = None) -> Conversation:
+    """Parse one conversation document, in the named format or the detected one."""
+    if format is None:
+        format = detect_format(document)
+    spec = _BY_NAME.get(format)
+    if spec is None:
+        raise ParseError([Issue("", f"unknown format '{format}'; expected one of: {', '.join(FORMATS)}")])
+    return spec.parse(document)
+
+
+def iter_conversations(document: Any, *, format: str | None = None) -> Iterator[Any]:
+    """The conversation documents in ``document``: each item of a whole ChatGPT ``conversations.json``, else
+    the document itself."""
+    if (
+        isinstance(document, list)
+        and format in (None, chatgpt_export.NAME)
+        and (format == chatgpt_export.NAME or chatgpt_export.is_conversation_list(document))
+    ):
+        yield from document
+    else:
+        yield document

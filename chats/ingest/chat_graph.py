@@ -1,0 +1,165 @@
+"""The ``chat_graph`` logging format: a conversation tree as a list of nodes linked by ``parent_id``.
+
+``{conversation_id, nodes: [{node_id, parent_id, timestamp, message: {id, author: {role, metadata},
+content: {content_type, parts}, context}}]}``. Several nodes with the same parent are branches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chats.ingest.canonical import Conversation, Message
+from chats.ingest.common import (
+    Issues,
+    content_parts,
+    context_pairs,
+    external_id,
+    extract_inline_reasoning,
+    parents_first,
+    parse_timestamp,
+    render_text,
+    require_messages,
+    shape_error,
+    unmapped_keys,
+)
+
+NAME = "chat_graph"
+EXPECTS = "an object with a 'nodes' list"
+
+_MAPPED = frozenset({"conversation_id", "nodes"})
+_NODE_KEYS = frozenset({"node_id", "parent_id", "timestamp", "message"})
+_MESSAGE_KEYS = frozenset({"id", "author", "content", "context"})
+
+
+def matches(document: Any) -> bool:
+    return isinstance(document, dict) and isinstance(document.get("nodes"), list)
+
+
+def parse(document: Any) -> Conversation:
+    if not matches(document):
+        raise shape_error(NAME, EXPECTS)
+    issues = Issues()
+    conversation_id = external_id(document.get("conversation_id"), "/conversation_id", issues)
+    by_id: dict[str, Message] = {}
+    node_index: dict[str, int] = {}
+    parent_of: dict[str, str | None] = {}
+    for index, node in enumerate(document["nodes"]):
+        message = _read_node(node, f"/nodes/{index}", issues)
+        if message is None:
+            continue
+        if message.key in by_id:
+            issues.error(
+                f"/nodes/{index}/node_id",
+                f"duplicate node_id '{message.key}' (first at /nodes/{node_index[message.key]})",
+            )
+            continue
+        by_id[message.key] = message
+        node_index[message.key] = index
+        parent_of[message.key] = message.parent_key
+
+    for key, parent in parent_of.items():
+        if parent is not None and parent not in by_id:
+            issues.warn(
+                f"/nodes/{node_index[key]}/parent_id",
+                f"parent '{parent}' is not a node; the node is treated as a root",
+            )
+            parent_of[key] = by_id[key].parent_key = None
+    ordered, in_cycle = parents_first(parent_of)
+    for key in in_cycle:
+        issues.error(
+            f"/nodes/{node_index[key]}/parent_id", f"node '{key}' is in or under a cycle of parent_id links"
+        )
+    issues.raise_errors()
+    messages = [by_id[key] for key in ordered]
+    require_messages(messages, "/nodes")
+
+    return Conversation(
+        format=NAME,
+        messages=messages,
+        external_id=conversation_id,
+        metadata=unmapped_keys(document, _MAPPED),
+        active_leaf_key=_latest_leaf(messages, parent_of, node_index),
+        warnings=issues.warnings,
+    )
+
+
+def _read_node(node: Any, path: str, issues: Issues) -> Message | None:
+    if not isinstance(node, dict):
+        issues.error(path, "a node must be an object")
+        return None
+    node_id = node.get("node_id")
+    if not isinstance(node_id, str) or not node_id:
+        issues.error(f"{path}/node_id", "a node needs a node_id (a non-empty string)")
+        return None
+    parent_id = node.get("parent_id")
+    if parent_id is not None and not isinstance(parent_id, str):
+        issues.error(f"{path}/parent_id", "parent_id must be a string or null")
+        return None
+    body = node.get("message")
+    if not isinstance(body, dict):
+        issues.error(f"{path}/message", "a node needs a message object")
+        return None
+    author = body.get("author")
+    if not isinstance(author, dict):
+        author = {}
+    role = author.get("role")
+    if not isinstance(role, str) or not role:
+        issues.error(f"{path}/message/author/role", "a message needs a role (a non-empty string)")
+        return None
+
+    message = Message(
+        key=node_id,
+        role=role,
+        parent_key=parent_id,
+        content_is_string=False,
+        created_at=parse_timestamp(node.get("timestamp"), f"{path}/timestamp", issues),
+        raw=node,
+        source_path=path,
+    )
+    if isinstance(author.get("name"), str):
+        message.name = author["name"]
+    metadata = author.get("metadata")
+    if isinstance(metadata, dict):
+        message.author_metadata = metadata
+    elif metadata is not None:
+        issues.warn(f"{path}/message/author/metadata", "author metadata must be an object; ignored")
+
+    content = body.get("content")
+    content_path = f"{path}/message/content"
+    if isinstance(content, dict):
+        parts = content_parts(content.get("parts"), f"{content_path}/parts", issues)
+    else:
+        message.content_is_null = content is None
+        message.content_is_string = isinstance(content, str)
+        parts = content_parts(content, content_path, issues)
+    if role == "assistant":
+        parts, message.reasoning = extract_inline_reasoning(parts)
+    message.parts = parts
+    message.text = render_text(parts)
+
+    extra = unmapped_keys(node, _NODE_KEYS)
+    extra.update(unmapped_keys(body, _MESSAGE_KEYS))
+    if body.get("context") is not None:
+        pairs = context_pairs(body["context"], f"{path}/message/context", issues)
+        if pairs is None:
+            extra["context"] = body["context"]
+        else:
+            message.context_pairs = pairs
+    message.extra = extra
+    return message
+
+
+def _latest_leaf(
+    messages: list[Message], parent_of: dict[str, str | None], node_index: dict[str, int]
+) -> str:
+    """The leaf with the latest timestamp (ties and missing timestamps: the later node in the list)."""
+    parents = set(parent_of.values())
+    leaves = [message for message in messages if message.key not in parents]
+    return max(
+        leaves,
+        key=lambda message: (
+            message.created_at is not None,
+            message.created_at.timestamp() if message.created_at else 0.0,
+            node_index[message.key],
+        ),
+    ).key

@@ -1,0 +1,30 @@
+"""Record QA documents: ``{"context": {inject_* settings}, "main_messages": [...]}``, maybe with ``chat_id``.
+
+The wrapper is a chat document's; the ``context`` block (what may be injected) becomes the injection context,
+and the injections themselves are read from the tool calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chats.ingest.canonical import Conversation
+from chats.ingest.chat_document import parse_wrapped
+from chats.ingest.common import shape_error
+
+NAME = "record_qa"
+EXPECTS = "an object with a 'main_messages' list and a 'context' object of inject_* settings"
+
+
+def matches(document: Any) -> bool:
+    return (
+        isinstance(document, dict)
+        and isinstance(document.get("main_messages"), list)
+        and isinstance(document.get("context"), dict)
+    )
+
+
+def parse(document: Any) -> Conversation:
+    if not matches(document):
+        raise shape_error(NAME, EXPECTS)
+    return parse_wrapped(document, format_name=NAME, context_key="context")

@@ -1,0 +1,78 @@
+"""python manage.py seed_demo: about fifty varied demo conversations and some reviewer feedback.
+
+Everything goes through the ingest and feedback services, so running it twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import Group, User
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from chats import services, workload
+from chats.models import Conversation, FeedbackOrigin, Label, Message
+
+DEMO_SOURCE = "demo"
+FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
+LABELS = {
+    "helpful": "The answer solved the user's problem.",
+    "hallucination": "States facts that are not supported by the injected artifacts or tools.",
+    "wrong-tool": "Called a tool that does not fit the question.",
+    "unsafe-advice": "Advice that could harm people, samples or equipment.",
+    "formatting": "Hard to read: structure, units or tables.",
+    "outdated-protocol": "Relies on an old version of a protocol.",
+}
+
+
+class Command(BaseCommand):
+    help = "Load demo conversations (every format, tools, injections, branches, feedback). Idempotent."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--count", type=int, default=44, help="Generated conversations (fixtures come on top).")
+
+    def handle(self, *args: Any, count: int, **options: Any) -> None:
+        source, _ = services.source_get_or_create(name=DEMO_SOURCE)
+        for name, description in LABELS.items():
+            Label.objects.get_or_create(name=name, defaults={"description": description})
+        outcomes: dict[str, int] = {}
+        for _, document in workload.generate(count, seed=2026):
+            result = services.conversation_ingest(source=source, document=document)
+            outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
+        for path in sorted(FIXTURES.glob("*/*.json")) if FIXTURES.exists() else []:
+            if path.name == "message_feedback.json":
+                continue
+            result = services.conversation_ingest(source=source, document=json.loads(path.read_text()))
+            outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
+        self._demo_feedback()
+        summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
+        self.stdout.write(f"Demo data in source {DEMO_SOURCE!r}: {summary}.")
+
+    @transaction.atomic
+    def _demo_feedback(self) -> None:
+        reviewer, _ = User.objects.get_or_create(username="demo-reviewer", defaults={"first_name": "Demo"})
+        reviewer.groups.add(Group.objects.get(name="Reviewers"))
+        labels = {label.name: label for label in Label.objects.all()}
+        conversations = list(Conversation.objects.filter(source__name=DEMO_SOURCE).order_by("id")[:12])
+        for number, conversation in enumerate(conversations):
+            answer = (
+                Message.objects.filter(conversation=conversation, role="assistant", on_active_path=True)
+                .exclude(text="")
+                .order_by("-depth")
+                .first()
+            )
+            if answer is None or conversation.feedback.filter(origin=FeedbackOrigin.REVIEWER).exists():
+                continue
+            good = number % 3 != 1
+            services.feedback_submit(
+                author=reviewer, conversation=conversation, message=answer, score=1 if good else -1,
+                labels=[labels["helpful"]] if good else [labels["hallucination"]],
+                comment="Clear and grounded in the protocol." if good else "Cites a step the protocol does not have.",
+                correction="" if good else "Step 4 of the injected protocol does not mention an extension time; "
+                "check the protocol's current version before changing it.",
+            )
+            if number % 4 == 0:
+                services.conversation_set_review_status(actor=reviewer, conversation=conversation, status="reviewed")

@@ -1,0 +1,111 @@
+"""Turning untrusted model output into safe HTML.
+
+Markdown is rendered by markdown-it-py in the CommonMark preset with raw HTML off (so ``<script>`` stays text), then
+the HTML is cleaned by nh3 with an allow-list: no script, no event handlers, no ``style``, links limited to http(s)
+and mailto (and given ``rel="noopener noreferrer nofollow"``), images limited to https and ``data:image/`` URIs and
+loaded lazily without a referrer. nh3 runs even though markdown-it already escapes HTML: it is the one place that
+decides what may reach the page, whatever the renderer does.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import nh3
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i",
+    "img", "kbd", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table", "tbody", "td", "th", "thead", "tr",
+    "ul",
+}  # fmt: skip
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "ol": {"start"},
+    "code": {"class"},
+    "th": {"colspan", "rowspan"},
+    "td": {"colspan", "rowspan"},
+}
+LINK_SCHEMES = ("http:", "https:", "mailto:")
+# A data: image cannot run script when shown by <img> (even SVG), so data:image/ is safe to allow.
+IMAGE_PREFIXES = ("https:", "data:image/")
+
+
+def _markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
+        ["table", "strikethrough"]
+    )
+
+
+_MD = _markdown()
+
+
+def safe_link(url: str) -> bool:
+    return url.strip().lower().startswith(LINK_SCHEMES)
+
+
+def safe_image_src(url: str) -> bool:
+    return url.strip().lower().startswith(IMAGE_PREFIXES)
+
+
+def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    if tag == "a" and attribute == "href":
+        return value if safe_link(value) or value.startswith("#") else None
+    if tag == "img" and attribute == "src":
+        return value if safe_image_src(value) else None
+    if tag == "code" and attribute == "class":
+        # Only the "language-xyz" hint of fenced code.
+        return value if value.startswith("language-") and value.replace("-", "").isalnum() else None
+    return value
+
+
+def sanitize_html(html: str) -> str:
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        attribute_filter=_attribute_filter,
+        url_schemes={"http", "https", "mailto", "data"},
+        link_rel="noopener noreferrer nofollow",
+        set_tag_attribute_values={"img": {"referrerpolicy": "no-referrer", "loading": "lazy"}},
+        clean_content_tags={"script", "style"},
+        strip_comments=True,
+    )
+
+
+@lru_cache(maxsize=2048)
+def _render(text: str) -> str:
+    return sanitize_html(_MD.render(text))
+
+
+def render_markdown(text: str) -> SafeString:
+    """Untrusted Markdown as sanitized HTML, safe to put in a template."""
+    if not text:
+        return mark_safe("")  # noqa: S308 - empty
+    return mark_safe(_render(text))  # noqa: S308 - cleaned by nh3 with an allow-list
+
+
+def pretty_json(value: Any) -> str:
+    """A value as indented JSON text (to be escaped by the template)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def json_or_none(text: str) -> Any:
+    """Decoded JSON when ``text`` is a JSON object or array, else None."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def plain(text: str) -> SafeString:
+    """Plain text escaped, for callers that build HTML by hand."""
+    return escape(text)
