@@ -158,9 +158,20 @@ def conversation_ingest(
     message_feedback: list[dict[str, Any]] | None = None,
 ) -> IngestResult:
     """Store one conversation document: whole or not at all, idempotently, and leave a receipt either way."""
-    digest = payload_hash(document)
+    text = c.canonical_json(document)
+    digest = hashlib.sha256(text.encode()).hexdigest()
     if size_bytes is None:
-        size_bytes = len(c.canonical_json(document).encode())
+        size_bytes = len(text.encode())
+    nul_path = _find_nul(document) if "\\u0000" in text else None
+    if nul_path is not None:
+        # PostgreSQL can store no NUL character in text or JSON; refuse rather than alter what was sent.
+        issue = c.Issue(nul_path, "contains a NUL character (\\u0000), which cannot be stored; remove or escape it")
+        receipt = IngestionReceipt.objects.create(
+            source=source, api_key=api_key, outcome=Outcome.REJECTED, payload_text=text, payload_sha256=digest,
+            size_bytes=size_bytes, input_format=format or "", external_id=external_id or "", errors=[issue.as_dict()],
+        )
+        return IngestResult(outcome=Outcome.REJECTED, format=format or "", external_id=external_id or "",
+                            receipt=receipt, errors=[issue.as_dict()])
     try:
         parsed = ingest.parse_document(document, format=format)
         _check_limits(parsed)
@@ -209,6 +220,26 @@ def conversation_store(
                         conversation=conversation, warnings=warnings, messages_added=added)
 
 
+def _find_nul(value: Any, path: str = "") -> str | None:
+    """The JSON pointer of the first string (or key) holding a NUL character."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            sub = f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            if "\x00" in str(key):
+                return sub
+            found = _find_nul(item, sub)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _find_nul(item, f"{path}/{index}")
+            if found is not None:
+                return found
+    return None
+
+
 def _check_limits(parsed: c.Conversation) -> None:
     limit = settings.MASTERBRAIN_MAX_MESSAGES
     if len(parsed.messages) > limit:
@@ -227,7 +258,9 @@ def receipt_reject_raw(*, source: Source, api_key: ApiKey | None, body: bytes, e
     """A receipt for a body that could not even be decoded, kept as text so that nothing is lost."""
     return IngestionReceipt.objects.create(
         source=source, api_key=api_key, outcome=Outcome.REJECTED, payload=None,
-        payload_text=body.decode("utf-8", errors="replace"), payload_sha256=hashlib.sha256(body).hexdigest(),
+        # The hash is of the exact bytes; the text keeps them readable (PostgreSQL text cannot hold NUL).
+        payload_text=body.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00"),
+        payload_sha256=hashlib.sha256(body).hexdigest(),
         size_bytes=len(body), errors=[e.as_dict() for e in errors],
     )
 

@@ -1,9 +1,317 @@
-from django.http import HttpRequest, HttpResponse
+"""The review pages. Views translate requests into selector reads and service calls, and nothing more.
+
+Every page needs a signed-in reviewer, auditor or staff member; only reviewers (and superusers) write. Writes
+answer an htmx request with the re-rendered partial, and a plain form post with a redirect back to the same
+place (the page's query string, so the list filters, and the message's anchor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from chats import selectors, services
+from chats.filters import ConversationFilter
+from chats.forms import BranchForm, FeedbackForm, ReviewStatusForm, ThreadForm
+from chats.models import Conversation, Feedback, Label, Message
+
+REVIEWERS = "Reviewers"
+AUDITORS = "Auditors"
+# The list's own parameters, kept with the filters in every link that leads back to it.
+LIST_EXTRA_KEYS = ("sort",)
 
 
+@dataclass(frozen=True)
+class Roles:
+    can_read: bool
+    can_write: bool
+
+
+def roles_of(request: HttpRequest) -> Roles:
+    """What the signed-in user may do here: one query for their groups, once per request."""
+    cached = getattr(request, "_chats_roles", None)
+    if cached is not None:
+        return cached
+    user = request.user
+    groups = set(user.groups.values_list("name", flat=True)) if user.is_authenticated else set()
+    roles = Roles(
+        can_read=bool(user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}),
+        can_write=bool(user.is_superuser or REVIEWERS in groups),
+    )
+    request._chats_roles = roles  # type: ignore[attr-defined]
+    return roles
+
+
+def reviewer_page(*, write: bool = False) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Sign-in required (else to the sign-in page), then a reader role; ``write`` also requires a reviewer."""
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            roles = roles_of(request)
+            if not roles.can_read or (write and not roles.can_write):
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _list_query(params: QueryDict) -> str:
+    """The filters (and sort) of a query string, without paging: what links back to the list keep."""
+    keys = [*ConversationFilter.base_filters, *LIST_EXTRA_KEYS]
+    pairs = [(key, value) for key in keys for value in params.getlist(key) if value != ""]
+    return urlencode(pairs)
+
+
+def _safe_next(request: HttpRequest, candidate: str | None, fallback: str) -> str:
+    if candidate and url_has_allowed_host_and_scheme(
+        candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return candidate
+    return fallback
+
+
+def _with_anchor(url: str, anchor: str) -> str:
+    return f"{url.split('#', 1)[0]}#{anchor}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Pages
+
+
+@require_GET
+@reviewer_page()
 def home(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("Masterbrain Chat Audit")
+    return render(request, "chats/home.html", {"dashboard": selectors.dashboard_read(), "active_nav": "home"})
 
 
+@require_GET
+@reviewer_page()
+def conversation_list(request: HttpRequest) -> HttpResponse:
+    filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.select_related("source"))
+    oldest_first = request.GET.get("sort") == "oldest"
+    page = selectors.conversation_page(
+        filterset.qs,
+        after=request.GET.get("after") or None,
+        before=request.GET.get("before") or None,
+        oldest_first=oldest_first,
+    )
+    list_query = _list_query(request.GET)
+    return render(
+        request,
+        "chats/conversation_list.html",
+        {
+            "filterset": filterset,
+            "page": page,
+            "list_query": list_query,
+            "oldest_first": oldest_first,
+            "has_filters": bool(list_query),
+            "active_nav": "conversations",
+        },
+    )
+
+
+@require_GET
+@reviewer_page()
+def next_unreviewed(request: HttpRequest) -> HttpResponse:
+    """The next conversation of the queue (the list with its current filters) that is not reviewed yet."""
+    filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.all())
+    current = None
+    if request.GET.get("from"):
+        try:
+            current = Conversation.objects.filter(uuid=request.GET["from"]).first()
+        except Exception:  # a malformed uuid: start from the top
+            current = None
+    found = selectors.next_in_queue(filterset.qs, current)
+    list_query = _list_query(request.GET)
+    if found is None:
+        messages.info(request, "No conversation left to review with these filters.")
+        return redirect(reverse("chats:conversation_list") + (f"?{list_query}" if list_query else ""))
+    return redirect(found.get_absolute_url() + (f"?{list_query}" if list_query else ""))
+
+
+@require_GET
+@reviewer_page()
 def thread(request: HttpRequest, uuid: str) -> HttpResponse:
-    return HttpResponse(str(uuid))
+    conversation = get_object_or_404(Conversation.objects.select_related("source"), uuid=uuid)
+    form = ThreadForm(request.GET)
+    at = form.cleaned_data["at"] if form.is_valid() else None
+    data = selectors.thread_read(conversation, user=request.user, at=at)
+    list_query = _list_query(request.GET)
+    return render(
+        request,
+        "chats/thread.html",
+        {
+            "conversation": conversation,
+            "thread": data,
+            "list_query": list_query,
+            "next_url": request.get_full_path(),
+            "can_write": roles_of(request).can_write,
+            "active_nav": "conversations",
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Writes
+
+
+def _feedback_block(
+    request: HttpRequest, conversation: Conversation, message: Message | None, *, errors: list[str] | None = None,
+    next_url: str = "", status: int = 200,
+) -> HttpResponse:
+    entries = selectors.feedback_for_target(conversation, message)
+    own = next((f for f in entries if f.author_id == request.user.pk), None)
+    return render(
+        request,
+        "chats/_feedback.html",
+        {
+            "conversation": conversation,
+            "target": message,
+            "entries": entries,
+            "own": own,
+            "labels": list(Label.objects.all()),
+            "can_write": True,
+            "next_url": next_url,
+            "errors": errors or [],
+            "saved": not errors,
+        },
+        status=status,
+    )
+
+
+def _feedback_done(
+    request: HttpRequest, conversation: Conversation, message: Message | None, next_url: str,
+    errors: list[str] | None = None,
+) -> HttpResponse:
+    if _is_htmx(request):
+        return _feedback_block(request, conversation, message, errors=errors, next_url=next_url)
+    if errors:
+        for error in errors:
+            messages.error(request, error)
+    else:
+        messages.success(request, "Feedback saved.")
+    anchor = f"m-{message.pk}" if message else "conversation-feedback"
+    return HttpResponseRedirect(_with_anchor(next_url, anchor))
+
+
+@require_POST
+@reviewer_page(write=True)
+def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
+    conversation = get_object_or_404(Conversation, uuid=uuid)
+    form = FeedbackForm(request.POST)
+    fallback = conversation.get_absolute_url()
+    message: Message | None = None
+    if not form.is_valid():
+        message_id = request.POST.get("message", "")
+        if message_id.isdigit():
+            message = Message.objects.filter(conversation=conversation, pk=int(message_id)).first()
+        errors = [f"{name}: {'; '.join(errs)}" for name, errs in form.errors.items()]
+        return _feedback_done(request, conversation, message, _safe_next(request, request.POST.get("next"), fallback),
+                              errors)
+    data = form.cleaned_data
+    next_url = _safe_next(request, data["next"], fallback)
+    if data["message"]:
+        message = get_object_or_404(Message, conversation=conversation, pk=data["message"])
+    values = {
+        "score": data["score"],
+        "labels": list(data["labels"]),
+        "comment": data["comment"],
+        "correction": data["correction"] if message is not None and message.role == "assistant" else "",
+    }
+    try:
+        if data["feedback"]:
+            feedback = get_object_or_404(
+                Feedback.objects.select_related("conversation", "message"),
+                uuid=data["feedback"], conversation=conversation,
+            )
+            if feedback.message_id != (message.pk if message else None):
+                raise Http404("This feedback is not on that message.")
+            services.feedback_update(actor=request.user, feedback=feedback, **values)  # type: ignore[arg-type]
+        else:
+            services.feedback_submit(
+                author=request.user, conversation=conversation, message=message, **values  # type: ignore[arg-type]
+            )
+    except services.PermissionDenied as denied:
+        raise PermissionDenied(str(denied)) from denied
+    except services.ValidationError as invalid:
+        return _feedback_done(request, conversation, message, next_url, [e["message"] for e in invalid.errors])
+    return _feedback_done(request, conversation, message, next_url)
+
+
+@require_POST
+@reviewer_page(write=True)
+def feedback_delete(request: HttpRequest, uuid: str, feedback_uuid: str) -> HttpResponse:
+    conversation = get_object_or_404(Conversation, uuid=uuid)
+    feedback = get_object_or_404(
+        Feedback.objects.select_related("conversation", "message"), uuid=feedback_uuid, conversation=conversation
+    )
+    message = feedback.message
+    try:
+        services.feedback_delete(actor=request.user, feedback=feedback)  # type: ignore[arg-type]
+    except services.PermissionDenied as denied:
+        raise PermissionDenied(str(denied)) from denied
+    next_url = _safe_next(request, request.POST.get("next"), conversation.get_absolute_url())
+    if _is_htmx(request):
+        return _feedback_block(request, conversation, message, next_url=next_url)
+    messages.success(request, "Feedback deleted.")
+    return HttpResponseRedirect(_with_anchor(next_url, f"m-{message.pk}" if message else "conversation-feedback"))
+
+
+@require_POST
+@reviewer_page(write=True)
+def review_status(request: HttpRequest, uuid: str) -> HttpResponse:
+    conversation = get_object_or_404(Conversation, uuid=uuid)
+    form = ReviewStatusForm(request.POST)
+    next_url = _safe_next(request, request.POST.get("next"), conversation.get_absolute_url())
+    if not form.is_valid():
+        return HttpResponse("Unknown review status.", status=400)
+    services.conversation_set_review_status(
+        actor=request.user, conversation=conversation, status=form.cleaned_data["status"]  # type: ignore[arg-type]
+    )
+    if _is_htmx(request):
+        return render(
+            request,
+            "chats/_review_status.html",
+            {"conversation": conversation, "can_write": True, "next_url": next_url, "saved": True},
+        )
+    messages.success(request, f"Marked {conversation.get_review_status_display().lower()}.")
+    return HttpResponseRedirect(_with_anchor(next_url, "review-status"))
+
+
+@require_POST
+@reviewer_page(write=True)
+def active_branch(request: HttpRequest, uuid: str) -> HttpResponse:
+    """Make the branch being read the conversation's active one (what exports and the default view show)."""
+    conversation = get_object_or_404(Conversation, uuid=uuid)
+    form = BranchForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse("A message is required.", status=400)
+    message = get_object_or_404(Message, conversation=conversation, pk=form.cleaned_data["message"])
+    services.message_set_active_branch(conversation=conversation, message=message)
+    messages.success(request, "This branch is now the active one.")
+    list_query = _list_query(request.POST if not form.cleaned_data["next"] else QueryDict(
+        form.cleaned_data["next"].partition("?")[2]
+    ))
+    url = conversation.get_absolute_url() + (f"?{list_query}" if list_query else "")
+    return HttpResponseRedirect(_with_anchor(url, f"m-{message.pk}"))

@@ -109,6 +109,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# Local runs and tests serve static files straight from static/ and the apps; production runs collectstatic.
+WHITENOISE_USE_FINDERS = _LOCAL_RUN
+WHITENOISE_AUTOREFRESH = DEBUG
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chats:home"

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chats import ingest, services
+from chats import ingest, jsonio, services
 from chats.api import serializers
 from chats.api.authentication import SourcePrincipal
 from chats.api.errors import errors_response
@@ -61,7 +61,9 @@ def _read_body(request: Request) -> bytes:
 
 def _decode_json(text: bytes, *, line_offset: int = 0) -> Any:
     try:
-        return json.loads(text)
+        return jsonio.loads(text)
+    except jsonio.NotStrictJson as error:
+        raise _Rejected(400, [Issue("", f"not valid JSON: {error}")]) from None
     except UnicodeDecodeError as error:
         raise _Rejected(400, [Issue("", f"the body is not UTF-8: {error.reason} at byte {error.start}")]) from None
     except json.JSONDecodeError as error:

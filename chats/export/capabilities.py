@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from chats.ingest.canonical import Conversation, Message
 
-from .common import active_path, off_path_note
+from .common import active_path, goes_out_raw, off_path_note
 
 CAPABILITY_NAMES = (
     "branches",  # more than one path through the tree
@@ -166,26 +166,30 @@ def _note(target: str, capability: str, text: str) -> str:
 def omitted_notes(conversation: Conversation, target: str, exported: list[Message]) -> list[str]:
     """Human-readable notes of what `conversation` holds and `target` cannot.
 
-    `exported` is what the exporter wrote: the active path for a linear format, every message for a tree.
+    `exported` is what the exporter wrote: the active path for a linear format, every message for a tree. A
+    message that goes out exactly as received loses nothing, so only rebuilt ones are checked for content the
+    target cannot hold.
     """
     can = CAPABILITIES[target]
+    rebuilt = [m for m in exported if not goes_out_raw(conversation, m, target)]
     notes: list[str] = []
     if not can["branches"]:
         note = off_path_note(conversation, active_path(conversation))
         if note:
             notes.append(note)
 
-    if not can["tool_calls"] and any(m.tool_calls or m.tool_call_id for m in exported):
+    if not can["tool_calls"] and any(m.tool_calls or m.tool_call_id for m in rebuilt):
         notes.append(_note(target, "tool_calls", "tool calls"))
-    if not can["artifacts"] and conversation.artifacts:
+    rebuilt_keys = {m.key for m in rebuilt}
+    if not can["artifacts"] and any(a.message_key in rebuilt_keys for a in conversation.artifacts):
         notes.append(_note(target, "artifacts", "injected artifacts"))
-    if not can["reasoning"] and any(m.reasoning for m in exported):
+    if not can["reasoning"] and any(m.reasoning for m in rebuilt):
         notes.append(_note(target, "reasoning", "reasoning"))
-    if not can["message_context"] and any(m.context_pairs for m in exported):
+    if not can["message_context"] and any(m.context_pairs for m in rebuilt):
         notes.append(_note(target, "message_context", "message context pairs"))
-    if not can["timestamps"] and any(m.created_at is not None for m in exported):
+    if not can["timestamps"] and any(m.created_at is not None for m in rebuilt):
         notes.append(_note(target, "timestamps", "message timestamps"))
-    if not can["hidden"] and any(m.hidden for m in exported):
+    if not can["hidden"] and any(m.hidden for m in rebuilt):
         notes.append(_note(target, "hidden", "hidden flags (hidden messages exported as visible)"))
     if not can["scenario"] and any(m.section == "scenario" for m in exported):
         notes.append("scenario section (scenario messages exported as ordinary messages)")

@@ -14,6 +14,8 @@ from chats.ingest.canonical import Conversation, Message, ToolCall
 
 LEGACY_CALL_TYPE = "function_call"
 CUSTOM_CALL_TYPE = "custom"
+# A ChatGPT message addressed to a tool (`recipient: "python"`) is read as a call of this type.
+RECIPIENT_CALL_TYPE = "recipient"
 
 
 @dataclass(slots=True)
@@ -68,6 +70,24 @@ def children_by_parent(messages: Iterable[Message]) -> dict[str | None, list[str
     for message in messages:
         children.setdefault(message.parent_key, []).append(message.key)
     return children
+
+
+# --- messages as received ---
+
+# Formats whose messages are OpenAI chat messages (chat_history's add optional `context` pairs), so a message
+# received in one is valid as-is in another.
+OPENAI_MESSAGE_FORMATS = frozenset({"openai", "chat_document", "record_qa", "chat_history"})
+
+
+def goes_out_raw(conversation: Conversation, message: Message, target: str) -> bool:
+    """Whether the message is exported exactly as received, rather than rebuilt from its canonical fields.
+
+    So it is when the target's messages have the shape of the input's: then nothing the client sent is lost.
+    """
+    if not isinstance(message.raw, dict):
+        return False
+    source = conversation.format
+    return source == target or (source in OPENAI_MESSAGE_FORMATS and target in OPENAI_MESSAGE_FORMATS)
 
 
 # --- parts ---
@@ -139,9 +159,11 @@ def openai_tool_call(call: ToolCall) -> dict[str, Any]:
             "custom": {"name": call.name, "input": call.arguments},
         }
     else:
+        # Calls that were not `tool_calls` entries where they came from become plain function calls.
+        native = call.type not in (LEGACY_CALL_TYPE, RECIPIENT_CALL_TYPE)
         body = {
             "id": call.call_id,
-            "type": "function" if call.type == LEGACY_CALL_TYPE else call.type,
+            "type": call.type if native else "function",
             "function": {"name": call.name, "arguments": call.arguments},
         }
     # Unknown keys of the call object (for example a streaming `index`) go back as they came.
@@ -166,14 +188,18 @@ def modern_calls(message: Message) -> list[ToolCall]:
 
 
 def openai_message(
-    message: Message, *, context_key: str | None = None, single_text_as_string: bool = False
+    message: Message,
+    *,
+    context_key: str | None = None,
+    single_text_as_string: bool = False,
+    keep_extra: bool = True,
 ) -> dict[str, Any]:
     """The message as an OpenAI chat message, built from its canonical fields.
 
-    `context_key` names the key the context pairs travel under in formats that have one (chat_history). The
-    message's unknown keys (`extra`) follow verbatim, never overwriting a canonical field: so nothing a client
-    sent is lost, and a key another format could only keep as unknown (a chat_graph node's `tool_calls`) comes
-    back to life in a format that knows it.
+    `context_key` names the key the context pairs travel under in formats that have one (chat_history).
+    With `keep_extra`, the message's unknown keys follow verbatim, never overwriting a canonical field: so
+    nothing a client sent is lost, and a key another format could only keep as unknown (a chat_graph node's
+    `tool_calls`) comes back to life in a format that knows it.
     """
     out: dict[str, Any] = {"role": message.role}
     if message.name:
@@ -195,8 +221,9 @@ def openai_message(
         out["reasoning_content"] = message.reasoning
     if context_key and message.context_pairs:
         out[context_key] = [list(pair) for pair in message.context_pairs]
-    for key, value in message.extra.items():
-        out.setdefault(key, value)
+    if keep_extra:
+        for key, value in message.extra.items():
+            out.setdefault(key, value)
     return out
 
 
@@ -223,6 +250,22 @@ def spill_metadata(conversation: Conversation, document: dict[str, Any], target:
     if clashing:
         return [f"top-level keys that clash with the format: {', '.join(sorted(clashing))}"]
     return []
+
+
+def keeps_message_extra(conversation: Conversation) -> bool:
+    """Whether the unknown keys of the conversation's messages belong in another format's messages.
+
+    A ChatGPT message's other fields (`status`, `end_turn`, `metadata` with citations and model slugs) are
+    that product's internals, not something a client sent about the message: other formats leave them out.
+    """
+    return conversation.format != "chatgpt_export"
+
+
+def chatgpt_fields_note(conversation: Conversation, exported: list[Message], target: str) -> list[str]:
+    if target == "chatgpt_export" or keeps_message_extra(conversation):
+        return []
+    keys = sorted({key for m in exported if not goes_out_raw(conversation, m, target) for key in m.extra})
+    return [f"ChatGPT message fields: {', '.join(keys)}"] if keys else []
 
 
 # --- times ---

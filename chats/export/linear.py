@@ -13,11 +13,17 @@ from typing import Any
 from chats.ingest.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, Conversation, Feedback, Message
 
 from .capabilities import omitted_notes
-from .common import ExportResult, active_path, iso_time, openai_message, spill_metadata
+from .common import (
+    ExportResult,
+    active_path,
+    chatgpt_fields_note,
+    goes_out_raw,
+    iso_time,
+    keeps_message_extra,
+    openai_message,
+    spill_metadata,
+)
 
-# Formats whose messages are OpenAI chat messages (chat_history's add optional `context` pairs), so a message
-# received in one is valid as-is in another.
-OPENAI_MESSAGE_FORMATS = frozenset({"openai", "chat_document", "record_qa", "chat_history"})
 # Formats whose content is always a list of parts: their one-text-part messages export as plain strings.
 PARTS_ONLY_FORMATS = frozenset({"chat_graph", "chatgpt_export"})
 
@@ -33,7 +39,9 @@ RECORD_QA_CONTEXT_KEYS = {
 def export_openai(conversation: Conversation) -> ExportResult:
     path = active_path(conversation)
     document = [_message(conversation, message, "openai") for message in path]
-    return ExportResult(document=document, omitted=omitted_notes(conversation, "openai", path))
+    notes = omitted_notes(conversation, "openai", path)
+    notes.extend(chatgpt_fields_note(conversation, path, "openai"))
+    return ExportResult(document=document, omitted=notes)
 
 
 def export_chat_document(conversation: Conversation) -> ExportResult:
@@ -67,6 +75,7 @@ def export_chat_document(conversation: Conversation) -> ExportResult:
     if human_feedback is not None:
         document["human_feedback"] = human_feedback
     notes = omitted_notes(conversation, "chat_document", path)
+    notes.extend(chatgpt_fields_note(conversation, path, "chat_document"))
     notes.extend(spill_metadata(conversation, document, "chat_document"))
     return ExportResult(document=document, omitted=notes)
 
@@ -83,6 +92,7 @@ def export_record_qa(conversation: Conversation) -> ExportResult:
     )
     document["main_messages"] = [_message(conversation, m, "record_qa") for m in path]
     notes = omitted_notes(conversation, "record_qa", path)
+    notes.extend(chatgpt_fields_note(conversation, path, "record_qa"))
     notes.extend(spill_metadata(conversation, document, "record_qa"))
     return ExportResult(document=document, omitted=notes)
 
@@ -96,6 +106,7 @@ def export_chat_history(conversation: Conversation) -> ExportResult:
     if conversation.context_pairs:
         document["context"] = [list(pair) for pair in conversation.context_pairs]
     notes = omitted_notes(conversation, "chat_history", path)
+    notes.extend(chatgpt_fields_note(conversation, path, "chat_history"))
     notes.extend(spill_metadata(conversation, document, "chat_history"))
     return ExportResult(document=document, omitted=notes)
 
@@ -105,19 +116,14 @@ def export_chat_history(conversation: Conversation) -> ExportResult:
 
 def _message(conversation: Conversation, message: Message, target: str) -> Any:
     """The message as the target format holds it: as received when the shapes match, else rebuilt."""
-    if isinstance(message.raw, dict) and _same_message_shape(conversation.format, target):
+    if goes_out_raw(conversation, message, target):
         return message.raw
     return openai_message(
         message,
         context_key="context" if target == "chat_history" else None,
         single_text_as_string=conversation.format in PARTS_ONLY_FORMATS,
+        keep_extra=keeps_message_extra(conversation),
     )
-
-
-def _same_message_shape(source: str, target: str) -> bool:
-    if source == target:
-        return True
-    return source in OPENAI_MESSAGE_FORMATS and target in OPENAI_MESSAGE_FORMATS
 
 
 def _chat_document_messages_key(conversation: Conversation, main_messages: list[Message]) -> str:

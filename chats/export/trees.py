@@ -14,8 +14,11 @@ from .capabilities import omitted_notes
 from .common import (
     ExportResult,
     active_path,
+    chatgpt_fields_note,
     children_by_parent,
     epoch_seconds,
+    goes_out_raw,
+    keeps_message_extra,
     openai_part,
     openai_tool_call,
     spill_metadata,
@@ -39,12 +42,13 @@ def export_chat_graph(conversation: Conversation) -> ExportResult:
         document["conversation_id"] = conversation.external_id
     document["nodes"] = [_graph_node(conversation, message) for message in ordered]
     notes = omitted_notes(conversation, "chat_graph", ordered)
+    notes.extend(chatgpt_fields_note(conversation, ordered, "chat_graph"))
     notes.extend(spill_metadata(conversation, document, "chat_graph"))
     return ExportResult(document=document, omitted=notes)
 
 
 def _graph_node(conversation: Conversation, message: Message) -> Any:
-    if conversation.format == "chat_graph" and isinstance(message.raw, dict):
+    if goes_out_raw(conversation, message, "chat_graph"):
         return message.raw
     author: dict[str, Any] = {"role": message.role, "metadata": dict(message.author_metadata)}
     if message.name:
@@ -63,8 +67,9 @@ def _graph_node(conversation: Conversation, message: Message) -> Any:
         body["tool_call_id"] = message.tool_call_id
     if message.reasoning:
         body["reasoning_content"] = message.reasoning
-    for key, value in message.extra.items():
-        body.setdefault(key, value)
+    if keeps_message_extra(conversation):
+        for key, value in message.extra.items():
+            body.setdefault(key, value)
     node: dict[str, Any] = {"node_id": message.key, "parent_id": message.parent_key}
     seconds = epoch_seconds(message.created_at)
     if seconds is not None:
@@ -136,7 +141,7 @@ def export_chatgpt(conversation: Conversation) -> ExportResult:
             "children": _root_children(conversation, root_id, same_format),
         }
     for message in messages:
-        if same_format and isinstance(message.raw, dict):
+        if goes_out_raw(conversation, message, "chatgpt_export"):
             mapping[message.key] = message.raw
             continue
         parent = message.parent_key if message.parent_key in keys else root_ids[0]
@@ -157,15 +162,23 @@ def export_chatgpt(conversation: Conversation) -> ExportResult:
     document["mapping"] = mapping
     document["current_node"] = path[-1].key if path else root_ids[0]
     if conversation.external_id:
-        document["id"] = conversation.external_id
-    model_slug = conversation.model_name or (
-        conversation.model if isinstance(conversation.model, str) else ""
-    )
+        # ChatGPT writes the id twice; its parser takes either.
+        document["id"] = document["conversation_id"] = conversation.external_id
+    model_slug = _default_model_slug(conversation)
     if model_slug:
         document["default_model_slug"] = model_slug
     notes = omitted_notes(conversation, "chatgpt_export", messages)
     notes.extend(spill_metadata(conversation, document, "chatgpt_export"))
     return ExportResult(document=document, omitted=notes)
+
+
+def _default_model_slug(conversation: Conversation) -> str:
+    if isinstance(conversation.model, str):
+        return conversation.model
+    if conversation.format == "chatgpt_export":
+        # Received without a default slug (the name was read from a message): it stays without one.
+        return ""
+    return conversation.model_name
 
 
 def _chatgpt_roots(conversation: Conversation) -> list[str]:

@@ -1,9 +1,9 @@
-"""ChatGPT data exports: a conversation of ``conversations.json``, and the thumbs of ``message_feedback.json``.
+"""ChatGPT data exports: conversations of ``conversations.json``, thumbs of ``message_feedback.json``.
 
-A conversation is a tree in ``mapping`` (node id -> ``{id, message | null, parent, children}``); nodes without
-a message (the root, usually) are skipped and their children hang from the nearest ancestor that has one. There
-are no ``tool_calls``: an assistant message addressed to a tool (``recipient: "python"``) is the call, answered
-by the next ``tool`` message of that branch whose author name is the tool.
+A conversation is a tree in ``mapping`` (node id -> ``{id, message | null, parent, children}``); nodes
+without a message (the root, usually) are skipped and their children hang from the nearest ancestor that has
+one. There are no ``tool_calls``: an assistant message addressed to a tool (``recipient: "python"``) is the
+call, answered by the next ``tool`` message of that branch whose author name is the tool.
 """
 
 from __future__ import annotations
@@ -241,8 +241,9 @@ class _Parser:
 def _last_model_slug(messages: list[Message]) -> str:
     for message in reversed(messages):
         metadata = message.extra.get("metadata")
-        if isinstance(metadata, dict) and isinstance(metadata.get("model_slug"), str):
-            return metadata["model_slug"]
+        slug = metadata.get("model_slug") if isinstance(metadata, dict) else None
+        if isinstance(slug, str):
+            return slug
     return ""
 
 
@@ -256,10 +257,11 @@ def _content_parts(content: Any, path: str, issues: Issues) -> tuple[list[dict[s
     if not isinstance(content, dict):
         issues.error(path, "content must be an object")
         return [], ""
-    reader = _CONTENT_READERS.get(content.get("content_type"))
+    content_type = content.get("content_type")
+    reader = _CONTENT_READERS.get(content_type) if isinstance(content_type, str) else None
     if reader is not None:
         return reader(content, path, issues), ""
-    if content.get("content_type") == "thoughts":
+    if content_type == "thoughts":
         return [], _thoughts(content.get("thoughts"))
     # An unknown content type: take its parts or text when it has some, else keep it whole.
     if isinstance(content.get("parts"), list):
@@ -369,7 +371,7 @@ def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> 
             continue
         conversation_id, message_id = entry.get("conversation_id"), entry.get("message_id")
         conversation = by_id.get(conversation_id) if isinstance(conversation_id, str) else None
-        if conversation is None:
+        if conversation is None or not isinstance(conversation_id, str):
             warnings.append(Issue(f"{path}/conversation_id", f"no conversation {conversation_id!r}; ignored"))
             continue
         if conversation_id not in message_keys:
@@ -379,11 +381,10 @@ def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> 
                 Issue(f"{path}/message_id", f"no message {message_id!r} in that conversation; ignored")
             )
             continue
-        score = _RATINGS.get(entry.get("rating"))
+        rating = entry.get("rating")
+        score = _RATINGS.get(rating) if isinstance(rating, str) else None
         if score is None:
-            warnings.append(
-                Issue(f"{path}/rating", f"rating must be thumbsUp or thumbsDown, not {entry.get('rating')!r}")
-            )
+            warnings.append(Issue(f"{path}/rating", f"rating must be thumbsUp or thumbsDown, not {rating!r}"))
             continue
         conversation.feedback.append(
             Feedback(
@@ -399,12 +400,13 @@ def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> 
 
 def _feedback_comment(content: Any) -> str:
     """The free text of a thumbs entry, whose ``content`` is often a JSON string ``{"text", "tags"}``."""
+    decoded = content
     if isinstance(content, str) and content.lstrip().startswith("{"):
         try:
-            content = json.loads(content)
+            decoded = json.loads(content)
         except json.JSONDecodeError:
             return content
-    if isinstance(content, dict):
-        text = content.get("text")
+    if isinstance(decoded, dict):
+        text = decoded.get("text")
         return text if isinstance(text, str) else ""
     return content if isinstance(content, str) else ""

@@ -1,9 +1,9 @@
 """Research artifacts (protocols, records, discussions, files) injected into a conversation by tool calls.
 
 An injection is an assistant tool call such as ``inject_airalogy_protocols`` whose arguments name the ids
-wanted and whose answering tool message holds the resolved items as JSON. Each distinct id of a call becomes one
-Artifact, flagged as requested, resolved or both. Ids are kept exactly as given: they are never split on "."
-(versions contain dots), and a malformed one is a warning, never an error.
+wanted and whose answering tool message holds the resolved items as JSON. Each distinct id of a call becomes
+one Artifact, flagged as requested, resolved or both. Ids are kept exactly as given: they are never split on
+"." (versions contain dots), and a malformed one is a warning, never an error.
 """
 
 from __future__ import annotations
@@ -89,15 +89,15 @@ def _call_artifacts(
     if result is not None:
         result_path = f"{result.source_path}/content"
         for item in _resolved_items(result, kind, result_path, warnings):
-            artifact_id = _item_id(item, kind)
-            if artifact_id is None:
+            item_id = _item_id(item, kind)
+            if item_id is None:
                 warnings.append(
                     Issue(result_path, f"a resolved {kind} has no id; it is not recorded as an artifact")
                 )
                 continue
-            artifact = by_id.get(artifact_id)
+            artifact = by_id.get(item_id)
             if artifact is None:
-                artifact = by_id[artifact_id] = _artifact(kind, artifact_id, message, call, requested=False)
+                artifact = by_id[item_id] = _artifact(kind, item_id, message, call, requested=False)
                 _check_id(artifact, result_path, warnings)
             if not artifact.resolved:
                 artifact.resolved = True

@@ -1,4 +1,4 @@
-"""OpenAI-style message lists: the ``openai`` format (a bare JSON array), and the messages of other formats."""
+"""OpenAI-style message lists: the ``openai`` format (a bare JSON array) and the messages of other formats."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from chats import ingest, services
+from chats import ingest, jsonio, services
 from chats.models import Outcome
 
 
@@ -45,8 +45,8 @@ def _chatgpt_items(label: str, conversations: Any, feedback: list[dict[str, Any]
 
 def _read_json(label: str, text: str | bytes) -> tuple[Any, str]:
     try:
-        return json.loads(text), ""
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return jsonio.loads(text), ""
+    except (json.JSONDecodeError, UnicodeDecodeError, jsonio.NotStrictJson) as error:
         return None, f"{label}: not valid JSON: {error}"
 
 

@@ -1,0 +1,670 @@
+"""The admin audit UI: sources and keys, labels, and a read-only view of everything ingested and audited.
+
+Ingested data (conversations, messages, tool calls, injected artifacts, receipts) and the audit log are read-only
+here: they change only through ingestion and the services. Writes with side effects (a source, a key, revoking
+a key, changing or deleting feedback) go through ``chats.services`` so that they are audited like any other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from chats import services
+from chats.models import (
+    ApiKey,
+    AuditEvent,
+    Conversation,
+    Feedback,
+    FeedbackLabel,
+    IngestionReceipt,
+    InjectedArtifact,
+    Label,
+    Message,
+    Source,
+    ToolCall,
+)
+
+# A conversation can hold thousands of messages; its admin page shows the first ones and says so.
+THREAD_TABLE_LIMIT = 500
+
+BIG_TABLE_PAGE_SIZE = 50
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """View only, for everyone (superusers included): the rows are written by ingestion or the services."""
+
+    show_full_result_count = False
+    list_per_page = BIG_TABLE_PAGE_SIZE
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Sources and keys
+
+
+class CreateApiKeyForm(forms.Form):
+    name = forms.CharField(max_length=100, required=False, help_text="What the key is for, e.g. the host using it.")
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ["name", "is_active", "created_at"]
+    list_filter = ["is_active"]
+    search_fields = ["name"]
+    fields = ["name", "description", "is_active", "created_at", "api_keys"]
+    readonly_fields = ["created_at", "api_keys"]
+
+    def get_urls(self) -> list[URLPattern]:
+        create_key = path(
+            "<path:object_id>/create-key/",
+            self.admin_site.admin_view(self.create_key_view),
+            name="chats_source_create_key",
+        )
+        return [create_key, *super().get_urls()]
+
+    def save_model(self, request: HttpRequest, obj: Source, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        # A new source is made by the service, which audits it; the form's other fields are then applied.
+        with transaction.atomic():
+            source, _ = services.source_get_or_create(name=obj.name, actor=request.user)
+            obj.pk, obj.created_at = source.pk, source.created_at
+            obj.save(update_fields=["description", "is_active"])
+
+    @admin.display(description="API keys")
+    def api_keys(self, obj: Source) -> str:
+        if obj.pk is None:
+            return "-"
+        keys = list(obj.api_keys.order_by("-created_at"))
+        if not keys:
+            return "No keys yet."
+        rows = format_html_join(
+            "",
+            "<tr><td><a href='{}'>{}…</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    reverse("admin:chats_apikey_change", args=[key.pk]),
+                    key.prefix,
+                    key.name,
+                    key.created_at,
+                    key.last_used_at or "never",
+                    key.revoked_at or "no",
+                )
+                for key in keys
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th>Prefix</th><th>Name</th><th>Created</th><th>Last used</th><th>Revoked</th>"
+            "</tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+    def create_key_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """GET: a form. POST: create a key for the source and show it, this one time only."""
+        source = get_object_or_404(Source, pk=object_id)
+        if not (self.has_view_permission(request, source) and request.user.has_perm("chats.add_apikey")):
+            raise PermissionDenied
+        form = CreateApiKeyForm(request.POST if request.method == "POST" else None)
+        raw_key = None
+        key = None
+        if request.method == "POST" and form.is_valid():
+            key, raw_key = services.api_key_create(source=source, name=form.cleaned_data["name"], actor=request.user)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Create an API key for {source}",
+            "opts": self.opts,
+            "original": source,
+            "source": source,
+            "form": form,
+            "api_key": key,
+            "raw_key": raw_key,
+        }
+        response = TemplateResponse(request, "admin/chats/source/create_key.html", context)
+        # The key must not be kept by a browser or proxy cache (admin_view already adds no-cache headers).
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class RevokedFilter(admin.SimpleListFilter):
+    title = "revoked"
+    parameter_name = "revoked"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Revoked"), ("no", "Usable")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "yes":
+            return queryset.filter(revoked_at__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(revoked_at__isnull=True)
+        return queryset
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are made by the service (from a source's page) and revoked, never edited or deleted; no hash shown."""
+
+    list_display = ["prefix", "owner", "name", "created_at", "last_used_at", "revoked"]
+    list_select_related = ["source", "user"]
+    list_filter = [RevokedFilter, "source"]
+    search_fields = ["prefix", "name", "source__name", "user__username"]
+    fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke_keys"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Revoke instead: the key stays on record, with its receipts.
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiKey]:
+        return super().get_queryset(request).select_related("source", "user")
+
+    @admin.display(description="owner")
+    def owner(self, obj: ApiKey) -> str:
+        if obj.source is not None:
+            return f"source: {obj.source}"
+        return f"user: {obj.user}"
+
+    @admin.display(description="revoked", boolean=True)
+    def revoked(self, obj: ApiKey) -> bool:
+        return obj.is_revoked
+
+    @admin.action(description="Revoke the selected API keys", permissions=["revoke"])
+    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        count = 0
+        for key in queryset.filter(revoked_at__isnull=True):
+            services.api_key_revoke(key=key, actor=request.user)
+            count += 1
+        self.message_user(request, f"Revoked {count} API key(s).", messages.SUCCESS)
+
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("chats.change_apikey")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Ingested data: read-only
+
+
+class HasToolCallsFilter(admin.SimpleListFilter):
+    title = "has tool calls"
+    parameter_name = "has_tool_calls"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Yes"), ("no", "No")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "yes":
+            return queryset.filter(tool_call_count__gt=0)
+        if self.value() == "no":
+            return queryset.filter(tool_call_count=0)
+        return queryset
+
+
+def _tool_calls_cell(message: Message) -> SafeString:
+    return format_html_join(
+        "",
+        "<div>{} <code>{}</code> ({}){}</div>",
+        (
+            (
+                call.name or call.type,
+                call.call_id,
+                "answered" if call.is_answered else "not answered",
+                format_html("; arguments are not JSON: {}", call.arguments_error) if call.arguments_error else "",
+            )
+            for call in message.tool_calls.all()
+        ),
+    )
+
+
+def _artifacts_cell(message: Message) -> SafeString:
+    return format_html_join(
+        "",
+        "<div>{} <code>{}</code> ({}; {})</div>",
+        (
+            (
+                artifact.kind,
+                artifact.artifact_id,
+                "well formed" if artifact.id_well_formed else "malformed id",
+                artifact.state,
+            )
+            for artifact in message.artifacts.all()
+        ),
+    )
+
+
+def _message_flags(message: Message) -> str:
+    flags = []
+    if message.tool_call_id:
+        flags.append(f"answers {message.tool_call_id}")
+    if message.is_orphan_result:
+        flags.append("answers no call")
+    if not message.on_active_path:
+        flags.append("off the active path")
+    if message.hidden:
+        flags.append("hidden")
+    return "; ".join(flags)
+
+
+@admin.register(Conversation)
+class ConversationAdmin(ReadOnlyAdmin):
+    list_display = [
+        "external_id",
+        "display_title",
+        "source",
+        "model_name",
+        "input_format",
+        "review_status",
+        "message_count",
+        "tool_call_count",
+        "created_at",
+    ]
+    list_select_related = ["source"]
+    list_filter = [
+        "source",
+        "model_name",
+        "input_format",
+        "review_status",
+        HasToolCallsFilter,
+        "last_activity_at",
+    ]
+    search_fields = ["external_id", "user_external_id", "title"]
+    ordering = ["-last_activity_at", "-id"]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "uuid",
+                    "source",
+                    "external_id",
+                    "external_id_generated",
+                    "input_format",
+                    "title",
+                    "user_external_id",
+                    "model_name",
+                    "review_status",
+                ]
+            },
+        ),
+        (
+            "Summary",
+            {
+                "fields": [
+                    "message_count",
+                    "tool_call_count",
+                    "artifact_count",
+                    "branch_count",
+                    "feedback_count",
+                    "score_up",
+                    "score_down",
+                    "active_leaf_key",
+                ]
+            },
+        ),
+        ("Thread", {"fields": ["thread"]}),
+        (
+            "Context and metadata",
+            {
+                "classes": ["collapse"],
+                "fields": [
+                    "model_config",
+                    "started_at",
+                    "ended_at",
+                    "scenario",
+                    "injection_context",
+                    "context_pairs",
+                    "metadata",
+                ],
+            },
+        ),
+        ("Times", {"fields": ["created_at", "updated_at", "last_activity_at"]}),
+    ]
+    readonly_fields = ["uuid", "created_at", "thread"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
+        return super().get_queryset(request).select_related("source").defer("search_vector")
+
+    @admin.display(description="title", ordering="title")
+    def display_title(self, obj: Conversation) -> str:
+        return obj.display_title
+
+    @admin.display(description="messages, in order of arrival")
+    def thread(self, obj: Conversation) -> str:
+        """Every message with its tool calls and injections: three queries, however long the thread."""
+        messages_ = list(
+            obj.messages.order_by("position")
+            .only(
+                "id",
+                "conversation_id",
+                "position",
+                "depth",
+                "role",
+                "name",
+                "text",
+                "tool_call_id",
+                "is_orphan_result",
+                "on_active_path",
+                "hidden",
+            )
+            .prefetch_related("tool_calls", "artifacts")[:THREAD_TABLE_LIMIT]
+        )
+        if not messages_:
+            return "No messages."
+        rows = format_html_join(
+            "",
+            "<tr><td><a href='{}'>{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    reverse("admin:chats_message_change", args=[message.pk]),
+                    message.position,
+                    f"{message.role} ({message.name})" if message.name else message.role,
+                    message.excerpt,
+                    _tool_calls_cell(message),
+                    _artifacts_cell(message),
+                    _message_flags(message),
+                )
+                for message in messages_
+            ),
+        )
+        shown = (
+            format_html("<p>The first {} of {} messages.</p>", len(messages_), obj.message_count)
+            if obj.message_count > len(messages_)
+            else ""
+        )
+        return format_html(
+            "{}<table><thead><tr><th>#</th><th>Role</th><th>Text</th><th>Tool calls</th><th>Injections</th>"
+            "<th>Notes</th></tr></thead><tbody>{}</tbody></table>",
+            shown,
+            rows,
+        )
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ["__str__", "conversation", "position", "depth", "role", "excerpt", "on_active_path"]
+    list_select_related = ["conversation"]
+    list_filter = ["section", "content_form", "on_active_path", "is_orphan_result", "hidden"]
+    search_fields = ["=key", "=tool_call_id", "=conversation__external_id"]
+    raw_id_fields = ["conversation", "parent"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Message]:
+        return super().get_queryset(request).select_related("conversation", "parent")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [field.name for field in self.opts.concrete_fields] + ["excerpt"]
+
+    @admin.display(description="text")
+    def excerpt(self, obj: Message) -> str:
+        return obj.excerpt
+
+
+class AnsweredFilter(admin.SimpleListFilter):
+    title = "answered"
+    parameter_name = "answered"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Answered"), ("no", "Not answered")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "yes":
+            return queryset.filter(result_message__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(result_message__isnull=True)
+        return queryset
+
+
+class ArgumentsErrorFilter(admin.SimpleListFilter):
+    title = "arguments"
+    parameter_name = "arguments"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("valid", "Valid JSON or empty"), ("invalid", "Not JSON")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "valid":
+            return queryset.filter(arguments_error="")
+        if self.value() == "invalid":
+            return queryset.exclude(arguments_error="")
+        return queryset
+
+
+@admin.register(ToolCall)
+class ToolCallAdmin(ReadOnlyAdmin):
+    list_display = ["call_id", "name", "type", "conversation", "message", "answered", "arguments_valid"]
+    list_select_related = ["conversation", "message"]
+    list_filter = [AnsweredFilter, ArgumentsErrorFilter]
+    search_fields = ["=call_id", "^name", "=conversation__external_id"]
+    raw_id_fields = ["conversation", "message", "result_message"]
+    ordering = ["-id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ToolCall]:
+        return super().get_queryset(request).select_related("conversation", "message", "result_message")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [field.name for field in self.opts.concrete_fields]
+
+    @admin.display(description="answered", boolean=True)
+    def answered(self, obj: ToolCall) -> bool:
+        return obj.is_answered
+
+    @admin.display(description="arguments valid", boolean=True)
+    def arguments_valid(self, obj: ToolCall) -> bool:
+        return obj.has_valid_arguments
+
+
+@admin.register(InjectedArtifact)
+class InjectedArtifactAdmin(ReadOnlyAdmin):
+    list_display = ["kind", "artifact_id", "id_well_formed", "requested", "resolved", "tool_name", "conversation"]
+    list_select_related = ["conversation"]
+    list_filter = ["kind", "id_well_formed", "requested", "resolved"]
+    search_fields = ["^artifact_id", "=conversation__external_id"]
+    raw_id_fields = ["conversation", "message", "tool_call"]
+    ordering = ["-id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[InjectedArtifact]:
+        return super().get_queryset(request).select_related("conversation", "message", "tool_call")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [field.name for field in self.opts.concrete_fields]
+
+
+@admin.register(IngestionReceipt)
+class IngestionReceiptAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "source",
+        "external_id",
+        "input_format",
+        "outcome",
+        "messages_added",
+        "size_bytes",
+        "conversation",
+    ]
+    list_select_related = ["source", "conversation"]
+    list_filter = ["outcome", "source", "created_at"]
+    search_fields = ["=external_id", "=payload_sha256"]
+    raw_id_fields = ["source", "api_key", "conversation"]
+    ordering = ["-created_at", "-id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[IngestionReceipt]:
+        return super().get_queryset(request).select_related("source", "api_key", "conversation")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [field.name for field in self.opts.concrete_fields]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Labels and feedback
+
+
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin):
+    list_display = ["name", "description", "created_at"]
+    search_fields = ["name", "description"]
+    fields = ["name", "description", "created_at"]
+    readonly_fields = ["created_at"]
+
+
+class FeedbackChangeForm(forms.ModelForm):
+    class Meta:
+        model = Feedback
+        fields = ["score", "comment", "correction"]
+
+
+@admin.register(Feedback)
+class FeedbackAdmin(admin.ModelAdmin):
+    """Viewable by whoever may view feedback; changed or deleted here only by superusers (reviewers use the
+    review pages), and each change is audited and refreshes the conversation's summary."""
+
+    form = FeedbackChangeForm
+    list_display = ["uuid", "conversation", "message", "origin", "author", "score", "created_at"]
+    list_select_related = ["conversation", "message", "author"]
+    list_filter = ["origin", "score", "created_at"]
+    search_fields = ["=author__username", "=conversation__external_id", "comment"]
+    raw_id_fields = ["conversation", "message", "author"]
+    show_full_result_count = False
+    list_per_page = BIG_TABLE_PAGE_SIZE
+    ordering = ["-created_at", "-id"]
+    fields = [
+        "uuid",
+        "conversation",
+        "message",
+        "origin",
+        "author",
+        "score",
+        "label_names",
+        "comment",
+        "correction",
+        "raw",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = [
+        "uuid",
+        "conversation",
+        "message",
+        "origin",
+        "author",
+        "label_names",
+        "raw",
+        "created_at",
+        "updated_at",
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Feedback]:
+        return super().get_queryset(request).select_related("conversation", "message", "author")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    @admin.display(description="labels")
+    def label_names(self, obj: Feedback) -> str:
+        return ", ".join(label.name for label in obj.labels.order_by("name")) or "-"
+
+    def save_model(self, request: HttpRequest, obj: Feedback, form: Any, change: bool) -> None:
+        with transaction.atomic():
+            stored = Feedback.objects.select_related("message").get(pk=obj.pk)
+            before = stored.snapshot()
+            obj.updated_at = timezone.now()
+            super().save_model(request, obj, form, change)
+            after = obj.snapshot()
+            services.feedback_summary_refresh(obj.conversation)
+            if before != after:
+                services.audit_record(
+                    actor=request.user,
+                    action="feedback.updated",
+                    target_type="feedback",
+                    target_id=str(obj.uuid),
+                    conversation_uuid=obj.conversation.uuid,
+                    before=before,
+                    after=after,
+                )
+
+    def delete_model(self, request: HttpRequest, obj: Feedback) -> None:
+        with transaction.atomic():
+            before = obj.snapshot()
+            conversation, uuid = obj.conversation, obj.uuid
+            super().delete_model(request, obj)
+            services.feedback_summary_refresh(conversation)
+            services.audit_record(
+                actor=request.user,
+                action="feedback.deleted",
+                target_type="feedback",
+                target_id=str(uuid),
+                conversation_uuid=conversation.uuid,
+                before=before,
+                after=None,
+            )
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Feedback]) -> None:
+        for feedback in queryset.select_related("conversation", "message"):
+            self.delete_model(request, feedback)
+
+
+@admin.register(FeedbackLabel)
+class FeedbackLabelAdmin(ReadOnlyAdmin):
+    """The labels given in feedback (change them with the feedback, in the review pages)."""
+
+    list_display = ["feedback", "label", "conversation"]
+    list_select_related = ["feedback", "label", "conversation"]
+    list_filter = ["label"]
+    raw_id_fields = ["conversation", "feedback"]
+    ordering = ["-id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[FeedbackLabel]:
+        return super().get_queryset(request).select_related("feedback", "label", "conversation")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Audit
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    """Append-only: nobody, superusers included, adds, changes or deletes an event here."""
+
+    list_display = ["created_at", "actor_username", "action", "target_type", "target_id", "conversation_uuid"]
+    list_select_related = ["actor"]
+    list_filter = ["actor", "action", "created_at"]
+    search_fields = ["actor_username", "target_id"]
+    raw_id_fields = ["actor"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
+        return super().get_queryset(request).select_related("actor")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [field.name for field in self.opts.concrete_fields]

@@ -1,0 +1,144 @@
+"""The conversation filters, shared by the review pages and the API (one set of query parameters for both).
+
+Filters on related tables use EXISTS subqueries, never joins, so a conversation appears once whatever matches,
+and the list keeps its (last_activity_at, id) order and index.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import django_filters
+from django import forms
+from django.contrib.postgres.search import SearchQuery
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from chats.models import (
+    ArtifactKind,
+    Conversation,
+    Feedback,
+    FeedbackLabel,
+    InjectedArtifact,
+    InputFormat,
+    Label,
+    Message,
+    ReviewStatus,
+    Score,
+    Source,
+    ToolCall,
+)
+
+BOOLEAN_CHOICES = [("", "Any"), ("true", "Yes"), ("false", "No")]
+
+
+def _start_of(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+
+
+class ConversationFilter(django_filters.FilterSet):
+    """Query parameters: source, model, user, date_from, date_to, format, role, has_tool_calls, tool_name,
+    artifact_id, artifact_kind, status, score, label, q."""
+
+    source = django_filters.ModelChoiceFilter(
+        queryset=Source.objects.all(), to_field_name="name", label="Source", empty_label="Any source"
+    )
+    model = django_filters.CharFilter(field_name="model_name", label="Model")
+    user = django_filters.CharFilter(field_name="user_external_id", label="User")
+    date_from = django_filters.DateFilter(
+        method="filter_date_from", label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = django_filters.DateFilter(
+        method="filter_date_to", label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    format = django_filters.ChoiceFilter(
+        field_name="input_format", choices=InputFormat.choices, label="Format", empty_label="Any format"
+    )
+    role = django_filters.CharFilter(method="filter_role", label="Has a message with role")
+    has_tool_calls = django_filters.BooleanFilter(
+        method="filter_has_tool_calls",
+        label="Tool calls",
+        widget=forms.Select(choices=BOOLEAN_CHOICES),
+    )
+    tool_name = django_filters.CharFilter(method="filter_tool_name", label="Tool name")
+    artifact_id = django_filters.CharFilter(method="filter_artifact_id", label="Injected artifact id")
+    artifact_kind = django_filters.ChoiceFilter(
+        method="filter_artifact_kind", choices=ArtifactKind.choices, label="Artifact kind", empty_label="Any kind"
+    )
+    status = django_filters.ChoiceFilter(
+        field_name="review_status", choices=ReviewStatus.choices, label="Review status", empty_label="Any status"
+    )
+    score = django_filters.TypedChoiceFilter(
+        method="filter_score", choices=Score.choices, coerce=int, label="Feedback score", empty_label="Any score"
+    )
+    label = django_filters.ModelChoiceFilter(
+        queryset=Label.objects.all(),
+        to_field_name="name",
+        method="filter_label",
+        label="Feedback label",
+        empty_label="Any label",
+    )
+    q = django_filters.CharFilter(method="filter_search", label="Search message text")
+
+    class Meta:
+        model = Conversation
+        fields: list[str] = []
+
+    def filter_date_from(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
+        return queryset.filter(last_activity_at__gte=_start_of(value))
+
+    def filter_date_to(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
+        # Inclusive: everything before the start of the next day.
+        return queryset.filter(last_activity_at__lt=_start_of(value + dt.timedelta(days=1)))
+
+    def filter_role(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
+        return queryset.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"), role=value)))
+
+    def filter_has_tool_calls(
+        self, queryset: QuerySet[Conversation], name: str, value: bool | None
+    ) -> QuerySet[Conversation]:
+        if value is None:
+            return queryset
+        return queryset.filter(tool_call_count__gt=0) if value else queryset.filter(tool_call_count=0)
+
+    def filter_tool_name(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
+        return queryset.filter(Exists(ToolCall.objects.filter(conversation=OuterRef("pk"), name=value)))
+
+    def filter_artifact_id(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
+        return queryset.filter(
+            Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), artifact_id=value))
+        )
+
+    def filter_artifact_kind(
+        self, queryset: QuerySet[Conversation], name: str, value: str
+    ) -> QuerySet[Conversation]:
+        return queryset.filter(Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), kind=value)))
+
+    def filter_score(self, queryset: QuerySet[Conversation], name: str, value: int) -> QuerySet[Conversation]:
+        return queryset.filter(Exists(Feedback.objects.filter(conversation=OuterRef("pk"), score=value)))
+
+    def filter_label(self, queryset: QuerySet[Conversation], name: str, value: Label) -> QuerySet[Conversation]:
+        return queryset.filter(Exists(FeedbackLabel.objects.filter(conversation=OuterRef("pk"), label=value)))
+
+    def filter_search(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
+        value = value.strip()
+        if not value:
+            return queryset
+        if connection.vendor == "postgresql":
+            # The stored, GIN-indexed vector (see services._refresh_search_vector).
+            return queryset.filter(search_vector=SearchQuery(value, config="english", search_type="websearch"))
+        return queryset.filter(
+            Exists(Message.objects.filter(conversation=OuterRef("pk"), text__icontains=value))
+            | Q(title__icontains=value)
+        )
+
+    def active_filters(self) -> dict[str, Any]:
+        """The valid, non-empty filter values, by parameter name (for display and the audit of exports)."""
+        if not self.is_valid():
+            return {}
+        return {
+            key: value
+            for key, value in self.form.cleaned_data.items()
+            if value not in (None, "", [])
+        }

@@ -1,0 +1,36 @@
+"""Forms that validate what the review pages post. The thread renders its feedback forms by hand (one label list
+for hundreds of messages); these forms only validate."""
+
+from __future__ import annotations
+
+from django import forms
+
+from chats.models import Label, ReviewStatus, Score
+
+SCORE_CHOICES = [("", "No score"), *[(str(value), label) for value, label in reversed(Score.choices)]]
+
+
+class FeedbackForm(forms.Form):
+    message = forms.IntegerField(required=False, min_value=1)
+    feedback = forms.UUIDField(required=False)  # the reviewer's own feedback being changed, when there is one
+    score = forms.TypedChoiceField(choices=SCORE_CHOICES, coerce=int, empty_value=None, required=False)
+    labels = forms.ModelMultipleChoiceField(queryset=Label.objects.all(), to_field_name="name", required=False)
+    comment = forms.CharField(required=False, max_length=10_000, strip=True)
+    correction = forms.CharField(required=False, max_length=100_000, strip=False)
+    next = forms.CharField(required=False, max_length=4000)
+
+
+class ReviewStatusForm(forms.Form):
+    status = forms.ChoiceField(choices=ReviewStatus.choices)
+    next = forms.CharField(required=False, max_length=4000)
+
+
+class BranchForm(forms.Form):
+    message = forms.IntegerField(min_value=1)
+    next = forms.CharField(required=False, max_length=4000)
+
+
+class ThreadForm(forms.Form):
+    """GET parameters of the thread page (the list filters it carries are read by ConversationFilter)."""
+
+    at = forms.IntegerField(required=False, min_value=1)

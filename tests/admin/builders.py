@@ -1,0 +1,80 @@
+"""Rows for the admin tests, made the way production makes them: through the services."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from chats import services
+from chats.models import Conversation, Label, Source
+
+PROTOCOL_ID = "airalogy.id.lab.demo.project.pcr.protocol.pcr_basics.v.0.0.1"
+
+
+def openai_document(n: int, *, turns: int = 1) -> list[dict[str, Any]]:
+    """A user question, an injection call and its result, and an answer; `turns` times over.
+
+    Each turn also carries an unanswered call with arguments that are not JSON, and untrusted markup.
+    """
+    messages: list[dict[str, Any]] = []
+    for turn in range(turns):
+        call_id, broken_id = f"call_{n}_{turn}", f"broken_{n}_{turn}"
+        messages += [
+            {"role": "user", "content": f"<script>alert({n})</script> Why PCR bands? (turn {turn})"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {
+                            "name": "inject_airalogy_protocols",
+                            "arguments": json.dumps({"airalogy_protocol_ids": [PROTOCOL_ID, "not-an-id"]}),
+                        },
+                    },
+                    {
+                        "id": broken_id,
+                        "type": "function",
+                        "function": {"name": "search", "arguments": "{oops"},
+                    },
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "content": json.dumps(
+                    {"airalogy_protocols": [{"airalogy_protocol_id": PROTOCOL_ID, "markdown": "#"}]}
+                ),
+            },
+            {"role": "assistant", "content": f"Primer dimers <b>{n}</b>."},
+        ]
+    return messages
+
+
+def conversation(source: Source, n: int = 0, *, turns: int = 1) -> Conversation:
+    result = services.conversation_ingest(
+        source=source, document=openai_document(n, turns=turns), format="openai", external_id=f"chat-{n}"
+    )
+    assert result.conversation is not None, result.errors
+    return result.conversation
+
+
+def world(count: int, reviewer: User) -> dict[str, Any]:
+    """`count` of everything the admin lists: sources, keys, conversations (with messages, tool calls,
+    artifacts, receipts), labels, feedback with labels, and audit events."""
+    made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
+    for n in range(count):
+        source, _ = services.source_get_or_create(name=f"source-{n}")
+        services.api_key_create(source=source, name=f"key-{n}")
+        chat = conversation(source, n)
+        label = Label.objects.create(name=f"label-{n}", description="<i>untrusted</i>")
+        feedback, _ = services.feedback_submit(
+            author=reviewer, conversation=chat, score=1, labels=[label], comment=f"<script>{n}</script>"
+        )
+        made["sources"].append(source)
+        made["conversations"].append(chat)
+        made["feedback"].append(feedback)
+    return made

@@ -1,0 +1,200 @@
+"""Every admin page renders for a superuser, in a number of queries that does not grow with the rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from chats.models import (
+    ApiKey,
+    AuditEvent,
+    Conversation,
+    Feedback,
+    FeedbackLabel,
+    IngestionReceipt,
+    InjectedArtifact,
+    Label,
+    Message,
+    Source,
+    ToolCall,
+)
+from tests.admin import builders
+
+# Every list: session, user, then the page's rows and whatever its filters need.
+CHANGELIST_QUERIES = {
+    "source": 5,  # + count, full count, sources
+    "apikey": 6,  # + sources (filter), count, full count, keys with source and user
+    "conversation": 6,  # + sources (filter), count, conversations with source, distinct model names (filter)
+    "message": 4,  # + count, messages with conversation
+    "toolcall": 4,  # + count, calls with conversation and message
+    "injectedartifact": 4,  # + count, artifacts with conversation
+    "ingestionreceipt": 5,  # + sources (filter), count, receipts with source and conversation
+    "label": 5,  # + count, full count, labels
+    "feedback": 4,  # + count, feedback with conversation, message and author
+    "feedbacklabel": 5,  # + labels (filter), count, rows with feedback, label and conversation
+    "auditevent": 6,  # + users (filter), count, events with actor, distinct actions (filter)
+}
+
+# Every change page: session, user, the object with its foreign keys, then:
+CHANGE_PAGE_QUERIES = {
+    "source": 4,  # its API keys
+    "apikey": 3,
+    "conversation": 6,  # its messages, their tool calls, their injections
+    "message": 3,
+    "toolcall": 3,
+    "injectedartifact": 3,
+    "ingestionreceipt": 3,
+    "label": 3,
+    "feedback": 4,  # its labels
+    "feedbacklabel": 3,
+    "auditevent": 3,
+}
+
+MODELS: dict[str, Any] = {
+    "source": Source,
+    "apikey": ApiKey,
+    "conversation": Conversation,
+    "message": Message,
+    "toolcall": ToolCall,
+    "injectedartifact": InjectedArtifact,
+    "ingestionreceipt": IngestionReceipt,
+    "label": Label,
+    "feedback": Feedback,
+    "feedbacklabel": FeedbackLabel,
+    "auditevent": AuditEvent,
+}
+
+
+def _warm(client: Client, url: str) -> None:
+    # The first request of a process fills caches (content types) that later requests read for free.
+    assert client.get(url).status_code == 200
+
+
+def test_every_chats_model_has_an_admin() -> None:
+    from django.apps import apps
+    from django.contrib import admin
+
+    assert {model for model in apps.get_app_config("chats").get_models()} <= set(admin.site._registry)
+    assert set(MODELS.values()) == set(apps.get_app_config("chats").get_models())
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+@pytest.mark.parametrize("model_name", sorted(CHANGELIST_QUERIES))
+def test_changelist_renders_in_a_constant_number_of_queries(
+    client: Client, admin_user: User, reviewer: User, django_assert_num_queries: Any, model_name: str, rows: int
+) -> None:
+    builders.world(rows, reviewer)
+    client.force_login(admin_user)
+    url = f"/admin/chats/{model_name}/"
+    _warm(client, url)
+    with django_assert_num_queries(CHANGELIST_QUERIES[model_name]):
+        response = client.get(url)
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+@pytest.mark.parametrize("model_name", sorted(CHANGE_PAGE_QUERIES))
+def test_change_page_renders_in_a_constant_number_of_queries(
+    client: Client, admin_user: User, reviewer: User, django_assert_num_queries: Any, model_name: str, rows: int
+) -> None:
+    made = builders.world(rows, reviewer)
+    for n in range(rows):  # the first source gets `rows` keys, its feedback `rows` labels
+        key_source = made["sources"][0]
+        from chats import services
+
+        services.api_key_create(source=key_source, name=f"extra-{n}")
+    obj = MODELS[model_name].objects.order_by("pk").first()
+    client.force_login(admin_user)
+    url = f"/admin/chats/{model_name}/{obj.pk}/change/"
+    _warm(client, url)
+    with django_assert_num_queries(CHANGE_PAGE_QUERIES[model_name]):
+        response = client.get(url)
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("turns", [1, 30])
+def test_conversation_page_shows_a_long_thread_in_a_constant_number_of_queries(
+    client: Client, admin_user: User, source: Source, django_assert_num_queries: Any, turns: int
+) -> None:
+    conversation = builders.conversation(source, turns=turns)
+    assert conversation.message_count == 4 * turns
+    client.force_login(admin_user)
+    url = f"/admin/chats/conversation/{conversation.pk}/change/"
+    _warm(client, url)
+    with django_assert_num_queries(6):  # session, user, conversation+source, messages, tool calls, injections
+        response = client.get(url)
+    assert response.status_code == 200
+    assert response.content.decode().count("<tr><td><a href='/admin/chats/message/") == 4 * turns
+
+
+def test_conversation_page_lists_messages_in_order_with_their_calls_and_injections(
+    client: Client, admin_user: User, source: Source
+) -> None:
+    conversation = builders.conversation(source, 7)
+    client.force_login(admin_user)
+
+    page = client.get(f"/admin/chats/conversation/{conversation.pk}/change/").content.decode()
+
+    table = page[page.index("<th>#</th>") :]
+    roles = [table.index(f"<td>{role}</td>", start) for role, start in (("user", 0),)]
+    assert roles
+    positions = [table.index(f">{position}</a></td><td>") for position in range(4)]
+    assert positions == sorted(positions)
+    assert "inject_airalogy_protocols <code>call_7_0</code> (answered)" in table
+    assert "search <code>broken_7_0</code> (not answered; arguments are not JSON:" in table
+    assert f"protocol <code>{builders.PROTOCOL_ID}</code> (well formed; requested and resolved)" in table
+    assert "protocol <code>not-an-id</code> (malformed id; requested, not resolved)" in table
+    assert "answers call_7_0" in table
+
+
+def test_conversation_page_escapes_untrusted_message_text(client: Client, admin_user: User, source: Source) -> None:
+    conversation = builders.conversation(source, 3)
+    client.force_login(admin_user)
+
+    page = client.get(f"/admin/chats/conversation/{conversation.pk}/change/").content.decode()
+
+    assert "<script>alert(3)</script>" not in page
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page
+    assert "<b>3</b>" not in page
+    assert "Primer dimers &lt;b&gt;3&lt;/b&gt;." in page
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("", {"chat-0", "chat-1", "chat-2"}),
+        ("?has_tool_calls=yes", {"chat-0", "chat-2"}),
+        ("?has_tool_calls=no", {"chat-1"}),
+        ("?q=chat-2", {"chat-2"}),
+        ("?review_status__exact=in_review", {"chat-1"}),
+        ("?input_format__exact=openai", {"chat-0", "chat-1", "chat-2"}),
+    ],
+)
+def test_conversation_list_filters_and_search(
+    client: Client, admin_user: User, source: Source, query: str, expected: set[str]
+) -> None:
+    from chats import services
+
+    builders.conversation(source, 0)
+    plain = services.conversation_ingest(
+        source=source, document=[{"role": "user", "content": "hello"}], format="openai", external_id="chat-1"
+    ).conversation
+    assert plain is not None
+    services.conversation_set_review_status(actor=admin_user, conversation=plain, status="in_review")
+    builders.conversation(source, 2)
+    client.force_login(admin_user)
+
+    response = client.get(f"/admin/chats/conversation/{query}")
+
+    assert response.status_code == 200
+    shown = {row.external_id for row in response.context["cl"].result_list}
+    assert shown == expected
+
+
+@pytest.mark.parametrize("url", ["/admin/chats/source/add/", "/admin/chats/label/add/", "/admin/"])
+def test_pages_for_editable_models_render(client: Client, admin_user: User, url: str) -> None:
+    client.force_login(admin_user)
+    assert client.get(url).status_code == 200

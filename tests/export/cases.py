@@ -1,0 +1,192 @@
+"""The input documents the round-trip tests run on, and the views they compare.
+
+Cases are the hand-written documents of `documents.py` plus every fixture under tests/fixtures/<format>/ that the
+parser of that format accepts (fixtures it rejects exist to test rejection, which is the parsers' business).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chats.export import CAPABILITIES, FORMATS, active_path
+from chats.ingest import iter_conversations, parse_document
+from chats.ingest.canonical import Conversation, Message, ParseError
+
+from .documents import DOCUMENTS
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def input_cases() -> list[Any]:
+    """`pytest.param(format, document, id=...)` for every document a parser accepts."""
+    cases = [
+        pytest.param(format, document, id=f"{format}/{name}")
+        for format, documents in DOCUMENTS.items()
+        for name, document in documents.items()
+    ]
+    for format in FORMATS:
+        for path in sorted((FIXTURES / format).glob("*.json")):
+            document = json.loads(path.read_text())
+            # A whole conversations.json holds several conversations; each is one case.
+            items = list(iter_conversations(document, format=format))
+            for index, item in enumerate(items):
+                try:
+                    parse_document(item, format=format)
+                except ParseError:
+                    continue
+                suffix = f"[{index}]" if len(items) > 1 else ""
+                cases.append(pytest.param(format, item, id=f"{format}/{path.stem}{suffix}"))
+    return cases
+
+
+def format_pairs(cases: list[Any]) -> list[Any]:
+    """Every case exported into every other format."""
+    return [
+        pytest.param(case.values[0], target, case.values[1], id=f"{case.id}->{target}")
+        for case in cases
+        for target in FORMATS
+        if target != case.values[0]
+    ]
+
+
+# --- same-format comparison -----------------------------------------------------------------------------------
+
+
+def comparable(format: str, document: Any) -> Any:
+    """The document with the differences a parse-then-export cannot avoid normalised away.
+
+    - A top-level key holding null reads the same as an absent one.
+    - Times keep their instant, not their spelling: "+08:00", naive and "Z" forms become UTC; ChatGPT's float
+      seconds are compared to the millisecond.
+    - chat_document `human_feedback`: entries the parser reads as "no feedback" (score 0 without a comment, or
+      an invalid score) compare as null, trailing ones are dropped, and a list of nothing but those compares as
+      absent (a Masterbrain document always gets one entry per main message back).
+    - chat_graph nodes compare by node_id (the parser puts parents first).
+    - ChatGPT's `conversation_id` duplicates `id`; the exporter always writes both.
+    """
+    if not isinstance(document, dict):
+        return document
+    document = {key: value for key, value in copy.deepcopy(document).items() if value is not None}
+    if format in ("chat_document", "record_qa"):
+        for key in ("start_time", "end_time"):
+            if isinstance(document.get(key), str):
+                document[key] = _instant(document[key])
+    if format == "chat_document" and isinstance(document.get("human_feedback"), list):
+        entries = [entry if _is_feedback(entry) else None for entry in document["human_feedback"]]
+        while entries and entries[-1] is None:
+            entries.pop()
+        if entries:
+            document["human_feedback"] = entries
+        else:
+            del document["human_feedback"]
+    if format == "chat_graph" and isinstance(document.get("nodes"), list):
+        document["nodes"] = {node["node_id"]: node for node in document["nodes"]}
+    if format == "chatgpt_export":
+        if document.get("conversation_id") == document.get("id"):
+            document.pop("conversation_id", None)
+        for key in ("create_time", "update_time"):
+            if isinstance(document.get(key), int | float):
+                document[key] = round(document[key], 3)
+    return document
+
+
+def _instant(text: str) -> str:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    # The parser reads a naive time as UTC.
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+
+
+def _is_feedback(entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    score, comment = entry.get("score", 0), entry.get("additional")
+    if isinstance(score, bool) or score not in (-1, 0, 1):
+        return False
+    return score != 0 or (isinstance(comment, str) and bool(comment.strip()))
+
+
+# --- cross-format comparison ----------------------------------------------------------------------------------
+
+
+def message_view(message: Message, target: str) -> dict[str, Any]:
+    """What of a message `target` can carry, in a form that compares across formats."""
+    can = CAPABILITIES[target]
+    view: dict[str, Any] = {
+        "role": message.role,
+        "name": message.name,
+        "text": message.text,
+        # An empty text part and no part at all are the same message in every format.
+        "parts": [part for part in message.parts if part != {"type": "text", "text": ""}],
+    }
+    if can["reasoning"]:
+        view["reasoning"] = message.reasoning
+    if can["tool_calls"]:
+        view["tool_calls"] = [
+            (_call_id(call.call_id), call.name, call.arguments) for call in message.tool_calls
+        ]
+        view["tool_call_id"] = _call_id(message.tool_call_id)
+    if can["message_context"]:
+        view["context_pairs"] = message.context_pairs
+    if can["hidden"]:
+        view["hidden"] = message.hidden
+    if can["timestamps"] and message.created_at is not None:
+        view["created_at"] = int(message.created_at.timestamp())
+    return view
+
+
+def _call_id(call_id: str) -> str:
+    # A legacy function_call's id is made from its message's key, which changes with the message's format.
+    return "function_call:" if call_id.startswith("function_call:") else call_id
+
+
+def messages_view(conversation: Conversation, target: str) -> Any:
+    """The messages `target` holds: the active path for a linear format; the whole tree (by key) for a tree."""
+    if CAPABILITIES[target]["branches"]:
+        return {
+            message.key: {"parent": message.parent_key, **message_view(message, target)}
+            for message in conversation.messages
+        }
+    return [message_view(message, target) for message in active_path(conversation)]
+
+
+def artifacts_view(conversation: Conversation, target: str) -> list[tuple[str, str, bool, bool]]:
+    messages = conversation.messages if CAPABILITIES[target]["branches"] else active_path(conversation)
+    exported = {m.key for m in messages}
+    return sorted(
+        (a.kind, a.artifact_id, a.requested, a.resolved)
+        for a in conversation.artifacts
+        if a.message_key in exported
+    )
+
+
+def fields_view(conversation: Conversation, target: str) -> dict[str, Any]:
+    """The conversation-level fields `target` can carry."""
+    can = CAPABILITIES[target]
+    view: dict[str, Any] = {}
+    if can["external_id"]:
+        view["external_id"] = conversation.external_id
+    if can["title"]:
+        view["title"] = conversation.title
+    if can["user"]:
+        view["user_id"] = conversation.user_id
+    if can["model"]:
+        view["model_name"] = conversation.model_name
+    if can["times"]:
+        view["times"] = [
+            round(moment.timestamp(), 3) if moment else None
+            for moment in (conversation.started_at, conversation.ended_at)
+        ]
+    if can["scenario"]:
+        view["scenario"] = conversation.scenario
+    if can["conversation_context"]:
+        view["context_pairs"] = conversation.context_pairs
+    return view

@@ -1,0 +1,97 @@
+"""Round trips through the exporters and the parsers.
+
+Same format: parse, export in the format the document came in, and get the document back (up to the
+normalisations `cases.comparable` documents). Cross format: parse in X, export in Y, parse Y, and get the same
+messages, tool calls, artifacts and fields wherever CAPABILITIES says Y can hold them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chats.export import CAPABILITIES, export_conversation
+from chats.ingest import detect_format, parse_document
+
+from .cases import (
+    artifacts_view,
+    comparable,
+    fields_view,
+    format_pairs,
+    input_cases,
+    messages_view,
+)
+
+CASES = input_cases()
+PAIRS = format_pairs(CASES)
+
+
+@pytest.mark.parametrize(("format", "document"), CASES)
+def test_exporting_in_the_format_a_conversation_came_in_gives_the_document_back(
+    format: str, document: Any
+) -> None:
+    conversation = parse_document(document, format=format)
+
+    result = export_conversation(conversation, format)
+
+    assert comparable(format, result.document) == comparable(format, document)
+    assert result.omitted == []
+
+
+@pytest.mark.parametrize(("format", "document"), CASES)
+def test_a_same_format_export_is_detected_as_that_format(format: str, document: Any) -> None:
+    if detect_format(document) != format:
+        pytest.skip("the input itself is only read as this format when the format is named")
+
+    result = export_conversation(parse_document(document, format=format), format)
+
+    assert detect_format(result.document) == format
+
+
+@pytest.mark.parametrize(("source", "target", "document"), PAIRS)
+def test_a_conversation_exported_in_another_format_reads_back_with_what_that_format_holds(
+    source: str, target: str, document: Any
+) -> None:
+    conversation = parse_document(document, format=source)
+
+    result = export_conversation(conversation, target)
+    again = parse_document(result.document)
+
+    assert again.format == target  # detected, not named
+    assert messages_view(again, target) == messages_view(conversation, target)
+    assert fields_view(again, target) == fields_view(conversation, target)
+    if CAPABILITIES[target]["artifacts"]:
+        assert artifacts_view(again, target) == artifacts_view(conversation, target)
+    if CAPABILITIES[target]["metadata"]:
+        kept = {key: again.metadata.get(key) for key in conversation.metadata}
+        clashing = next((note for note in result.omitted if note.startswith("top-level keys that clash")), "")
+        assert {k: v for k, v in kept.items() if k not in clashing} == {
+            k: v for k, v in conversation.metadata.items() if k not in clashing
+        }
+
+
+@pytest.mark.parametrize(("source", "target", "document"), PAIRS)
+def test_a_tree_format_keeps_the_active_branch(source: str, target: str, document: Any) -> None:
+    if not CAPABILITIES[target]["branches"]:
+        pytest.skip("a linear format holds only the active path")
+    conversation = parse_document(document, format=source)
+
+    again = parse_document(export_conversation(conversation, target).document)
+
+    assert [m.key for m in again.messages if m.key == again.active_leaf_key] == [
+        m.key
+        for m in conversation.messages
+        if m.key == (conversation.active_leaf_key or conversation.messages[-1].key)
+    ]
+
+
+@pytest.mark.parametrize(("source", "target", "document"), PAIRS)
+def test_a_linear_format_says_when_it_drops_branches(source: str, target: str, document: Any) -> None:
+    conversation = parse_document(document, format=source)
+    branched = len({m.parent_key for m in conversation.messages}) < len(conversation.messages)
+
+    omitted = export_conversation(conversation, target).omitted
+
+    says_so = any("not on the active path" in note for note in omitted)
+    assert says_so == (branched and not CAPABILITIES[target]["branches"])
