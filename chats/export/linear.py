@@ -46,54 +46,58 @@ def export_openai(conversation: Conversation) -> ExportResult:
 
 def export_chat_document(conversation: Conversation) -> ExportResult:
     path = active_path(conversation)
+    messages_key = _chat_document_messages_key(conversation, path)
+    # A Masterbrain document (`main_messages`) has one feedback entry per main message, given or not.
+    return _wrapped(
+        conversation, "chat_document", path, messages_key, always_feedback=messages_key == "main_messages"
+    )
+
+
+def export_record_qa(conversation: Conversation) -> ExportResult:
+    path = active_path(conversation)
+    return _wrapped(conversation, "record_qa", path, MASTERBRAIN_MESSAGES_KEY, always_feedback=False)
+
+
+def _wrapped(
+    conversation: Conversation, target: str, path: list[Message], messages_key: str, *, always_feedback: bool
+) -> ExportResult:
+    """A Masterbrain wrapper document: metadata keys around the scenario and main messages.
+
+    Record QA documents are the same wrapper with the injection `context` block.
+    """
     scenario_messages = [m for m in path if m.section == "scenario"]
     main_messages = [m for m in path if m.section != "scenario"]
-    messages_key = _chat_document_messages_key(conversation, main_messages)
-
     document: dict[str, Any] = {}
     if conversation.external_id:
         document["chat_id"] = conversation.external_id
     if conversation.user_id:
         document["user_id"] = conversation.user_id
-    if conversation.title:
-        document["title"] = conversation.title
     if conversation.started_at is not None:
         document["start_time"] = iso_time(conversation.started_at)
     if conversation.ended_at is not None:
         document["end_time"] = iso_time(conversation.ended_at)
+    if conversation.title:
+        document["title"] = conversation.title
     model = conversation.model if conversation.model is not None else conversation.model_name or None
     if model is not None:
         document["model"] = model
     if conversation.scenario is not None:
         document["scenario"] = conversation.scenario
+    if target == "record_qa":
+        document["context"] = (
+            conversation.injection_context
+            if conversation.injection_context is not None
+            else _injection_context_from_artifacts(conversation)
+        )
     if scenario_messages:
-        document["scenario_messages"] = [
-            _message(conversation, m, "chat_document") for m in scenario_messages
-        ]
-    document[messages_key] = [_message(conversation, m, "chat_document") for m in main_messages]
-    human_feedback = _human_feedback(conversation, main_messages)
+        document["scenario_messages"] = [_message(conversation, m, target) for m in scenario_messages]
+    document[messages_key] = [_message(conversation, m, target) for m in main_messages]
+    human_feedback = _human_feedback(conversation, main_messages, always=always_feedback)
     if human_feedback is not None:
         document["human_feedback"] = human_feedback
-    notes = omitted_notes(conversation, "chat_document", path)
-    notes.extend(chatgpt_fields_note(conversation, path, "chat_document"))
-    notes.extend(spill_metadata(conversation, document, "chat_document"))
-    return ExportResult(document=document, omitted=notes)
-
-
-def export_record_qa(conversation: Conversation) -> ExportResult:
-    path = active_path(conversation)
-    document: dict[str, Any] = {}
-    if conversation.external_id:
-        document["chat_id"] = conversation.external_id
-    document["context"] = (
-        conversation.injection_context
-        if conversation.injection_context is not None
-        else _injection_context_from_artifacts(conversation)
-    )
-    document["main_messages"] = [_message(conversation, m, "record_qa") for m in path]
-    notes = omitted_notes(conversation, "record_qa", path)
-    notes.extend(chatgpt_fields_note(conversation, path, "record_qa"))
-    notes.extend(spill_metadata(conversation, document, "record_qa"))
+    notes = omitted_notes(conversation, target, path)
+    notes.extend(chatgpt_fields_note(conversation, path, target))
+    notes.extend(spill_metadata(conversation, document, target))
     return ExportResult(document=document, omitted=notes)
 
 
@@ -126,18 +130,21 @@ def _message(conversation: Conversation, message: Message, target: str) -> Any:
     )
 
 
-def _chat_document_messages_key(conversation: Conversation, main_messages: list[Message]) -> str:
+def _chat_document_messages_key(conversation: Conversation, path: list[Message]) -> str:
     """`main_messages`, unless the document came with `messages` or `history`: then the key it came with."""
     if conversation.format == "chat_document":
-        for message in main_messages:
+        for message in path:
             for key in CHAT_DOCUMENT_MESSAGE_KEYS:
                 if message.source_path.startswith(f"/{key}/"):
                     return key
     return MASTERBRAIN_MESSAGES_KEY
 
 
-def _human_feedback(conversation: Conversation, main_messages: list[Message]) -> list[Any] | None:
-    """Masterbrain `human_feedback`: one entry per main message, in order; None when there is no feedback.
+def _human_feedback(
+    conversation: Conversation, main_messages: list[Message], *, always: bool
+) -> list[Any] | None:
+    """Masterbrain `human_feedback`: one entry per main message, in order; None when there is no feedback
+    (unless `always`).
 
     Feedback imported from a Masterbrain document goes back exactly as received. Other per-message feedback
     (ChatGPT thumbs, reviewers) becomes `{score, additional}`; where a message has several, the Masterbrain
@@ -147,7 +154,7 @@ def _human_feedback(conversation: Conversation, main_messages: list[Message]) ->
     for feedback in conversation.feedback:
         if feedback.message_key is not None:
             by_message[feedback.message_key].append(feedback)
-    if not any(m.key in by_message for m in main_messages):
+    if not always and not any(m.key in by_message for m in main_messages):
         return None
     entries: list[Any] = []
     for message in main_messages:

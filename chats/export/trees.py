@@ -26,6 +26,9 @@ from .common import (
 
 # The id ChatGPT gives the message-less node every conversation hangs from.
 CHATGPT_ROOT_ID = "client-created-root"
+# ChatGPT points at its own uploads; any other image (a URL, a data URI) goes as an OpenAI part, which its
+# reader also understands.
+CHATGPT_POINTER_SCHEMES = ("file-service://", "sediment://")
 
 
 # --- chat_graph ---
@@ -241,9 +244,8 @@ def _chatgpt_content(message: Message) -> dict[str, Any]:
     for part in message.parts:
         if part.get("type") == "text":
             parts.append(part.get("text", ""))
-        elif part.get("type") == "image":
-            # ChatGPT points at images; a URL stands in for its `file-service://` pointer.
-            parts.append({"content_type": "image_asset_pointer", "asset_pointer": part.get("url", "")})
+        elif part.get("type") == "image" and str(part.get("url", "")).startswith(CHATGPT_POINTER_SCHEMES):
+            parts.append({"content_type": "image_asset_pointer", "asset_pointer": part["url"]})
         else:
             parts.append(openai_part(part))
     return {"content_type": "multimodal_text", "parts": parts}

@@ -346,6 +346,9 @@ _CONTENT_READERS: dict[str, Callable[[dict[str, Any], str, Issues], list[dict[st
     ),
     "tether_quote": lambda content, path, issues: _tether_quote(content),
     "system_error": lambda content, path, issues: _system_error(content),
+    "user_editable_context": lambda content, path, issues: _text(
+        content.get("user_profile"), content.get("user_instructions")
+    ),
 }
 
 

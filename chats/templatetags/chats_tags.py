@@ -65,7 +65,9 @@ def score_word(score: int | None) -> str:
 
 
 @register.filter
-def label_names(feedback: Feedback) -> list[str]:
+def label_names(feedback: Feedback | None) -> list[str]:
+    if feedback is None or feedback == "":
+        return []
     return [label.name for label in feedback.labels.all()]
 
 

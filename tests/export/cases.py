@@ -61,9 +61,10 @@ def format_pairs(cases: list[Any]) -> list[Any]:
 def comparable(format: str, document: Any) -> Any:
     """The document with the differences a parse-then-export cannot avoid normalised away.
 
-    - A top-level key holding null reads the same as an absent one.
-    - Times keep their instant, not their spelling: "+08:00", naive and "Z" forms become UTC; ChatGPT's float
-      seconds are compared to the millisecond.
+    - A top-level key holding null reads the same as an absent one; an id or title sent as a number reads as its
+      decimal text.
+    - Times keep their instant, not their spelling: "+08:00", naive, "Z" and epoch-seconds forms become UTC ISO
+      text; ChatGPT's float seconds are compared to the millisecond.
     - chat_document `human_feedback`: entries the parser reads as "no feedback" (score 0 without a comment, or
       an invalid score) compare as null, trailing ones are dropped, and a list of nothing but those compares as
       absent (a Masterbrain document always gets one entry per main message back).
@@ -73,9 +74,12 @@ def comparable(format: str, document: Any) -> Any:
     if not isinstance(document, dict):
         return document
     document = {key: value for key, value in copy.deepcopy(document).items() if value is not None}
+    for key in ("chat_id", "user_id", "title", "conversation_id", "id"):
+        if isinstance(document.get(key), int) and not isinstance(document[key], bool):
+            document[key] = str(document[key])
     if format in ("chat_document", "record_qa"):
         for key in ("start_time", "end_time"):
-            if isinstance(document.get(key), str):
+            if key in document:
                 document[key] = _instant(document[key])
     if format == "chat_document" and isinstance(document.get("human_feedback"), list):
         entries = [entry if _is_feedback(entry) else None for entry in document["human_feedback"]]
@@ -96,13 +100,21 @@ def comparable(format: str, document: Any) -> Any:
     return document
 
 
-def _instant(text: str) -> str:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return text
-    # The parser reads a naive time as UTC.
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+def _instant(value: Any) -> Any:
+    """A time as a UTC ISO string, whatever way it was written (ISO with any offset or none, epoch seconds)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            try:
+                moment = datetime.fromisoformat(value)
+            except ValueError:
+                return value
+            # The parser reads a naive time as UTC.
+            return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC).isoformat()
+    return value
 
 
 def _is_feedback(entry: Any) -> bool:

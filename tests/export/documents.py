@@ -321,7 +321,10 @@ CHATGPT_EXPORT = {
 
 DOCUMENTS: dict[str, dict[str, Any]] = {
     "openai": {"tools_legacy_and_inline_reasoning": OPENAI},
-    "chat_document": {"masterbrain_with_feedback": CHAT_DOCUMENT, "history_variant": CHAT_DOCUMENT_HISTORY},
+    "chat_document": {
+        "masterbrain_with_feedback": CHAT_DOCUMENT,
+        "history_with_null_scenario": CHAT_DOCUMENT_HISTORY,
+    },
     "record_qa": {"seed_protocol_injection": RECORD_QA},
     "chat_history": {"multimodal_with_context": CHAT_HISTORY},
     "chat_graph": {"seed_with_a_regenerated_answer": CHAT_GRAPH},

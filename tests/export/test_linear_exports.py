@@ -166,7 +166,9 @@ def test_chat_document_carries_the_conversation_fields_and_its_other_top_level_k
 
     document = export_conversation(conversation, "chat_document").document
 
-    assert {key: value for key, value in document.items() if key != "main_messages"} == {
+    assert {
+        key: value for key, value in document.items() if key not in ("main_messages", "human_feedback")
+    } == {
         "chat_id": "airalogy.id.chat.0001",
         "user_id": "u-1",
         "title": "PCR bands",
@@ -177,6 +179,8 @@ def test_chat_document_carries_the_conversation_fields_and_its_other_top_level_k
         "deleted": False,
     }
     assert len(document["main_messages"]) == 5
+    # A Masterbrain document has one feedback entry per main message, given or not.
+    assert document["human_feedback"] == [{"score": 0, "additional": ""}] * 5
 
 
 def test_chat_document_puts_scenario_messages_apart_from_the_main_ones() -> None:
@@ -221,7 +225,7 @@ def test_conversation_level_feedback_is_reported_as_omitted_by_chat_document() -
 
 
 def test_formats_without_feedback_say_they_drop_it() -> None:
-    for format in ("openai", "record_qa", "chat_history", "chat_graph", "chatgpt_export"):
+    for format in ("openai", "chat_history", "chat_graph", "chatgpt_export"):
         assert "feedback (1)" in export_conversation(injection_conversation(), format).omitted, format
 
 

@@ -7,97 +7,16 @@ Keeps going past bad items, prints a summary, and exits non-zero when anything f
 
 from __future__ import annotations
 
-import json
-import zipfile
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from chats import ingest, jsonio, services
+from chats import ingest, services
+from chats.importing import iter_items
 from chats.models import Outcome
-
-
-@dataclass
-class Item:
-    label: str  # where the item came from: "file.jsonl:12"
-    document: Any = None
-    error: str = ""
-    message_feedback: list[dict[str, Any]] | None = None
-
-
-def _chatgpt_items(label: str, conversations: Any, feedback: list[dict[str, Any]]) -> Iterator[Item]:
-    if not isinstance(conversations, list):
-        yield Item(label, error="conversations.json is not a JSON array")
-        return
-    by_conversation: dict[str, list[dict[str, Any]]] = {}
-    for entry in feedback:
-        if isinstance(entry, dict):
-            by_conversation.setdefault(str(entry.get("conversation_id")), []).append(entry)
-    for index, conversation in enumerate(conversations):
-        conversation_id = str(conversation.get("id") or conversation.get("conversation_id")) if isinstance(conversation, dict) else ""
-        yield Item(f"{label}[{index}]", conversation, message_feedback=by_conversation.get(conversation_id))
-
-
-def _read_json(label: str, text: str | bytes) -> tuple[Any, str]:
-    try:
-        return jsonio.loads(text), ""
-    except (json.JSONDecodeError, UnicodeDecodeError, jsonio.NotStrictJson) as error:
-        return None, f"{label}: not valid JSON: {error}"
-
-
-def iter_items(path: Path) -> Iterator[Item]:
-    if path.is_dir():
-        conversations_file = path / "conversations.json"
-        if not conversations_file.exists():
-            yield Item(str(path), error="a folder must be a ChatGPT export holding conversations.json")
-            return
-        feedback_file = path / "message_feedback.json"
-        conversations, error = _read_json(str(conversations_file), conversations_file.read_bytes())
-        feedback, feedback_error = (
-            _read_json(str(feedback_file), feedback_file.read_bytes()) if feedback_file.exists() else ([], "")
-        )
-        if error or feedback_error:
-            yield Item(str(path), error=error or feedback_error)
-            return
-        yield from _chatgpt_items(str(conversations_file), conversations, feedback or [])
-    elif path.suffix == ".zip":
-        with zipfile.ZipFile(path) as archive:
-            names = {Path(name).name: name for name in archive.namelist()}
-            if "conversations.json" not in names:
-                yield Item(str(path), error="the archive holds no conversations.json")
-                return
-            conversations, error = _read_json(f"{path}:conversations.json", archive.read(names["conversations.json"]))
-            feedback: Any = []
-            feedback_error = ""
-            if "message_feedback.json" in names:
-                feedback, feedback_error = _read_json(f"{path}:message_feedback.json",
-                                                      archive.read(names["message_feedback.json"]))
-        if error or feedback_error:
-            yield Item(str(path), error=error or feedback_error)
-            return
-        yield from _chatgpt_items(f"{path}:conversations.json", conversations, feedback or [])
-    elif path.suffix in {".jsonl", ".ndjson"}:
-        with path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    document, error = _read_json(f"{path}:{number}", line)
-                    yield Item(f"{path}:{number}", document, error)
-    else:
-        document, error = _read_json(str(path), path.read_bytes())
-        if error:
-            yield Item(str(path), error=error)
-        elif isinstance(document, list) and document and all(isinstance(d, dict) and "mapping" in d for d in document):
-            yield from _chatgpt_items(str(path), document, [])  # a bare conversations.json
-        elif isinstance(document, list) and document and all(isinstance(d, dict) and "role" not in d for d in document):
-            for index, item in enumerate(document):  # an array of documents
-                yield Item(f"{path}[{index}]", item)
-        else:
-            yield Item(str(path), document)
 
 
 class Command(BaseCommand):

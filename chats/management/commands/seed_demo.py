@@ -5,7 +5,6 @@ Everything goes through the ingest and feedback services, so running it twice ch
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from chats import services, workload
+from chats.importing import iter_items
 from chats.models import Conversation, FeedbackOrigin, Label, Message
 
 DEMO_SOURCE = "demo"
@@ -45,8 +45,9 @@ class Command(BaseCommand):
         for path in sorted(FIXTURES.glob("*/*.json")) if FIXTURES.exists() else []:
             if path.name == "message_feedback.json":
                 continue
-            result = services.conversation_ingest(source=source, document=json.loads(path.read_text()))
-            outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
+            for item in iter_items(path):
+                result = services.conversation_ingest(source=source, document=item.document)
+                outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
         self._demo_feedback()
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
         self.stdout.write(f"Demo data in source {DEMO_SOURCE!r}: {summary}.")

@@ -1,0 +1,64 @@
+"""Settings come from the environment; a bad value stops the process with a message naming the variable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from masterbrain_site.env import parse_database_url
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "PYTEST_VERSION"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT, env=clean | {"MASTERBRAIN_VAR_DIR": str(tmp_path)} | env,
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "names"),
+    [
+        ({"DEBUG": "maybe"}, "DEBUG"),
+        ({"DEBUG": "0"}, "SECRET_KEY"),
+        ({"DEBUG": "1", "DATABASE_URL": "mysql://db/x"}, "DATABASE_URL"),
+        ({"DEBUG": "1", "MASTERBRAIN_MAX_MESSAGES": "lots"}, "MASTERBRAIN_MAX_MESSAGES"),
+    ],
+)
+def test_a_bad_setting_fails_at_start_naming_the_variable(tmp_path, env, names):
+    result = run_check(tmp_path, **env)
+
+    assert result.returncode == 2
+    assert result.stderr.startswith("Configuration error:") and names in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_local_run_generates_a_secret_key_and_keeps_it(tmp_path):
+    assert run_check(tmp_path, DEBUG="1").returncode == 0
+    key = (tmp_path / "secret_key").read_text()
+
+    assert run_check(tmp_path, DEBUG="true").returncode == 0
+    assert len(key) > 40 and (tmp_path / "secret_key").read_text() == key
+
+
+def test_production_settings_start_with_a_secret_key(tmp_path):
+    result = run_check(tmp_path, DEBUG="off", SECRET_KEY="x" * 50, ALLOWED_HOSTS="audit.example.org")
+
+    assert result.returncode == 0, result.stderr
+
+
+def test_database_urls_are_parsed_for_postgres_and_sqlite():
+    postgres = parse_database_url("DATABASE_URL", "postgres://app:s%40cret@db.internal:6432/audit?sslmode=require")
+    sqlite = parse_database_url("DATABASE_URL", "sqlite:///var/x.sqlite3")
+
+    assert (postgres["ENGINE"], postgres["NAME"], postgres["USER"], postgres["PASSWORD"], postgres["PORT"]) == (
+        "django.db.backends.postgresql", "audit", "app", "s@cret", "6432")
+    assert postgres["OPTIONS"] == {"sslmode": "require"}
+    assert sqlite == {"ENGINE": "django.db.backends.sqlite3", "NAME": "var/x.sqlite3"}
