@@ -231,7 +231,7 @@ class HasToolCallsFilter(admin.SimpleListFilter):
 def _tool_calls_cell(message: Message) -> SafeString:
     return format_html_join(
         "",
-        "<div>{} <code>{}</code> ({}){}</div>",
+        "<div>{} <code>{}</code> ({}{})</div>",
         (
             (
                 call.name or call.type,

@@ -69,8 +69,11 @@ class ConversationFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(
         field_name="review_status", choices=ReviewStatus.choices, label="Review status", empty_label="Any status"
     )
-    score = django_filters.TypedChoiceFilter(
-        method="filter_score", choices=Score.choices, coerce=int, label="Feedback score", empty_label="Any score"
+    score = django_filters.ChoiceFilter(
+        method="filter_score",
+        choices=[(str(value), label) for value, label in reversed(Score.choices)],
+        label="Feedback score",
+        empty_label="Any score",
     )
     label = django_filters.ModelChoiceFilter(
         queryset=Label.objects.all(),
@@ -115,8 +118,8 @@ class ConversationFilter(django_filters.FilterSet):
     ) -> QuerySet[Conversation]:
         return queryset.filter(Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), kind=value)))
 
-    def filter_score(self, queryset: QuerySet[Conversation], name: str, value: int) -> QuerySet[Conversation]:
-        return queryset.filter(Exists(Feedback.objects.filter(conversation=OuterRef("pk"), score=value)))
+    def filter_score(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
+        return queryset.filter(Exists(Feedback.objects.filter(conversation=OuterRef("pk"), score=int(value))))
 
     def filter_label(self, queryset: QuerySet[Conversation], name: str, value: Label) -> QuerySet[Conversation]:
         return queryset.filter(Exists(FeedbackLabel.objects.filter(conversation=OuterRef("pk"), label=value)))

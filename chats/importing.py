@@ -32,7 +32,9 @@ def _chatgpt_items(label: str, conversations: Any, feedback: list[dict[str, Any]
         if isinstance(entry, dict):
             by_conversation.setdefault(str(entry.get("conversation_id")), []).append(entry)
     for index, conversation in enumerate(conversations):
-        conversation_id = str(conversation.get("id") or conversation.get("conversation_id")) if isinstance(conversation, dict) else ""
+        conversation_id = (
+            str(conversation.get("id") or conversation.get("conversation_id")) if isinstance(conversation, dict) else ""
+        )
         yield Item(f"{label}[{index}]", conversation, message_feedback=by_conversation.get(conversation_id))
 
 
@@ -65,11 +67,11 @@ def iter_items(path: Path) -> Iterator[Item]:
                 yield Item(str(path), error="the archive holds no conversations.json")
                 return
             conversations, error = _read_json(f"{path}:conversations.json", archive.read(names["conversations.json"]))
-            feedback: Any = []
-            feedback_error = ""
+            feedback, feedback_error = [], ""
             if "message_feedback.json" in names:
-                feedback, feedback_error = _read_json(f"{path}:message_feedback.json",
-                                                      archive.read(names["message_feedback.json"]))
+                feedback, feedback_error = _read_json(
+                    f"{path}:message_feedback.json", archive.read(names["message_feedback.json"])
+                )
         if error or feedback_error:
             yield Item(str(path), error=error or feedback_error)
             return

@@ -178,9 +178,7 @@ class Conversation(models.Model):
             # ?status=unreviewed and the "next unreviewed" queue.
             models.Index(fields=["review_status", "-last_activity_at"], name="conv_status_activity_idx"),
             # ?has_tool_calls=true: a partial index over the conversations that have any.
-            models.Index(
-                fields=["-last_activity_at"], condition=Q(tool_call_count__gt=0), name="conv_with_tools_idx"
-            ),
+            models.Index(fields=["-last_activity_at"], condition=Q(tool_call_count__gt=0), name="conv_with_tools_idx"),
         ]
 
     def __str__(self) -> str:
@@ -336,10 +334,13 @@ class InjectedArtifact(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["conversation", "tool_call", "artifact_id"], name="artifact_unique_conversation_call_id"
+                fields=["conversation", "tool_call", "artifact_id"],
+                name="artifact_unique_conversation_call_id",
             ),
             _choices_check("artifact_kind_valid", "kind", ArtifactKind),
-            models.CheckConstraint(condition=Q(requested=True) | Q(resolved=True), name="artifact_requested_or_resolved"),
+            models.CheckConstraint(
+                condition=Q(requested=True) | Q(resolved=True), name="artifact_requested_or_resolved"
+            ),
         ]
         indexes = [
             # ?artifact_id=airalogy.id.record...: where was this artifact injected.
@@ -404,9 +405,13 @@ class Feedback(models.Model):
         ordering = ["created_at", "id"]
         constraints = [
             _choices_check("feedback_origin_valid", "origin", FeedbackOrigin),
-            models.CheckConstraint(condition=Q(score__in=[-1, 0, 1]) | Q(score__isnull=True), name="feedback_score_valid"),
             models.CheckConstraint(
-                condition=(Q(origin="reviewer", author__isnull=False) | (~Q(origin="reviewer") & Q(author__isnull=True))),
+                condition=Q(score__in=[-1, 0, 1]) | Q(score__isnull=True), name="feedback_score_valid"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(origin="reviewer", author__isnull=False) | (~Q(origin="reviewer") & Q(author__isnull=True))
+                ),
                 name="feedback_reviewer_has_author",
             ),
             # One feedback per reviewer per target: a reviewer edits theirs rather than piling up copies.
@@ -463,7 +468,8 @@ class FeedbackLabel(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["conversation", "feedback", "label"], name="feedbacklabel_unique_conversation_feedback_label"
+                fields=["conversation", "feedback", "label"],
+                name="feedbacklabel_unique_conversation_feedback_label",
             ),
         ]
         indexes = [

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -38,7 +38,7 @@ from chats.models import (
     ToolCall,
 )
 
-UserLike = AbstractBaseUser | AnonymousUser | None
+UserLike = User | AnonymousUser | None
 
 # Full-text search indexes this many characters of a conversation (a tsvector is capped at 1 MB).
 SEARCH_TEXT_LIMIT = 250_000
@@ -53,12 +53,12 @@ def audit_record(
     actor: UserLike,
     action: str,
     target_type: str,
-    target_id: str,
+    target_id: Any,
     conversation_uuid: Any = None,
     before: Any = None,
     after: Any = None,
 ) -> AuditEvent:
-    user = actor if isinstance(actor, AbstractBaseUser) else None
+    user = actor if isinstance(actor, User) else None
     return AuditEvent.objects.create(
         actor=user,
         actor_username=user.get_username() if user else "",
@@ -79,21 +79,41 @@ def audit_record(
 def source_get_or_create(*, name: str, actor: UserLike = None) -> tuple[Source, bool]:
     source, created = Source.objects.get_or_create(name=name)
     if created:
-        audit_record(actor=actor, action="source.created", target_type="source", target_id=source.pk, after={"name": name})
+        audit_record(
+            actor=actor,
+            action="source.created",
+            target_type="source",
+            target_id=source.pk,
+            after={"name": name},
+        )
     return source, created
 
 
 @transaction.atomic
-def api_key_create(*, source: Source | None = None, user: AbstractBaseUser | None = None, name: str = "",
-                   actor: UserLike = None) -> tuple[ApiKey, str]:
+def api_key_create(
+    *,
+    source: Source | None = None,
+    user: User | None = None,
+    name: str = "",
+    actor: UserLike = None,
+) -> tuple[ApiKey, str]:
     """Create a key and return it with the secret, which is never stored and cannot be shown again."""
     raw_key = ApiKey.generate()
     key = ApiKey.objects.create(
-        source=source, user=user, name=name, prefix=raw_key[3 : 3 + ApiKey.PREFIX_LENGTH], key_hash=ApiKey.hash_key(raw_key)
+        source=source,
+        user=user,
+        name=name,
+        prefix=raw_key[3 : 3 + ApiKey.PREFIX_LENGTH],
+        key_hash=ApiKey.hash_key(raw_key),
     )
     owner = f"source:{source.name}" if source else f"user:{user.get_username() if user else ''}"
-    audit_record(actor=actor, action="api_key.created", target_type="api_key", target_id=key.pk,
-                 after={"owner": owner, "prefix": key.prefix, "name": name})
+    audit_record(
+        actor=actor,
+        action="api_key.created",
+        target_type="api_key",
+        target_id=key.pk,
+        after={"owner": owner, "prefix": key.prefix, "name": name},
+    )
     return key, raw_key
 
 
@@ -102,17 +122,18 @@ def api_key_revoke(*, key: ApiKey, actor: UserLike = None) -> None:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
-        audit_record(actor=actor, action="api_key.revoked", target_type="api_key", target_id=key.pk,
-                     before={"revoked": False}, after={"revoked": True})
+        audit_record(
+            actor=actor,
+            action="api_key.revoked",
+            target_type="api_key",
+            target_id=key.pk,
+            before={"revoked": False},
+            after={"revoked": True},
+        )
 
 
 def api_key_authenticate(raw_key: str) -> ApiKey | None:
-    key = (
-        ApiKey.objects.usable()
-        .select_related("source", "user")
-        .filter(key_hash=ApiKey.hash_key(raw_key))
-        .first()
-    )
+    key = ApiKey.objects.usable().select_related("source", "user").filter(key_hash=ApiKey.hash_key(raw_key)).first()
     if key is None or (key.source is not None and not key.source.is_active):
         return None
     return key
@@ -167,11 +188,23 @@ def conversation_ingest(
         # PostgreSQL can store no NUL character in text or JSON; refuse rather than alter what was sent.
         issue = c.Issue(nul_path, "contains a NUL character (\\u0000), which cannot be stored; remove or escape it")
         receipt = IngestionReceipt.objects.create(
-            source=source, api_key=api_key, outcome=Outcome.REJECTED, payload_text=text, payload_sha256=digest,
-            size_bytes=size_bytes, input_format=format or "", external_id=external_id or "", errors=[issue.as_dict()],
+            source=source,
+            api_key=api_key,
+            outcome=Outcome.REJECTED,
+            payload_text=text,
+            payload_sha256=digest,
+            size_bytes=size_bytes,
+            input_format=format or "",
+            external_id=external_id or "",
+            errors=[issue.as_dict()],
         )
-        return IngestResult(outcome=Outcome.REJECTED, format=format or "", external_id=external_id or "",
-                            receipt=receipt, errors=[issue.as_dict()])
+        return IngestResult(
+            outcome=Outcome.REJECTED,
+            format=format or "",
+            external_id=external_id or "",
+            receipt=receipt,
+            errors=[issue.as_dict()],
+        )
     try:
         parsed = ingest.parse_document(document, format=format)
         _check_limits(parsed)
@@ -185,8 +218,13 @@ def conversation_ingest(
         # A ChatGPT export's message_feedback.json: thumbs on the messages it names.
         parsed.warnings.extend(apply_message_feedback([parsed], message_feedback))
     return conversation_store(
-        source=source, parsed=parsed, document=document, digest=digest, size_bytes=size_bytes,
-        external_id=external_id, api_key=api_key,
+        source=source,
+        parsed=parsed,
+        document=document,
+        digest=digest,
+        size_bytes=size_bytes,
+        external_id=external_id,
+        api_key=api_key,
     )
 
 
@@ -212,12 +250,31 @@ def conversation_store(
         with transaction.atomic():
             conversation, outcome, added, store_warnings = _store(source, parsed, ext_id, generated)
             warnings.extend(store_warnings)
-            receipt = _receipt(source, api_key, document, digest, size_bytes, parsed.format, ext_id, outcome,
-                               warnings, [], conversation, added)
+            receipt = _receipt(
+                source,
+                api_key,
+                document,
+                digest,
+                size_bytes,
+                parsed.format,
+                ext_id,
+                outcome,
+                warnings,
+                [],
+                conversation,
+                added,
+            )
     except c.ParseError as error:
         return _reject(source, api_key, document, digest, size_bytes, parsed.format, ext_id, error.errors)
-    return IngestResult(outcome=outcome, format=parsed.format, external_id=ext_id, receipt=receipt,
-                        conversation=conversation, warnings=warnings, messages_added=added)
+    return IngestResult(
+        outcome=outcome,
+        format=parsed.format,
+        external_id=ext_id,
+        receipt=receipt,
+        conversation=conversation,
+        warnings=warnings,
+        messages_added=added,
+    )
 
 
 def _find_nul(value: Any, path: str = "") -> str | None:
@@ -246,32 +303,67 @@ def _check_limits(parsed: c.Conversation) -> None:
         raise LimitExceeded(c.Issue("", f"{len(parsed.messages)} messages: at most {limit} per conversation."))
 
 
-def _reject(source: Source, api_key: ApiKey | None, document: Any, digest: str, size_bytes: int, fmt: str,
-            ext_id: str, errors: Sequence[c.Issue]) -> IngestResult:
+def _reject(
+    source: Source,
+    api_key: ApiKey | None,
+    document: Any,
+    digest: str,
+    size_bytes: int,
+    fmt: str,
+    ext_id: str,
+    errors: Sequence[c.Issue],
+) -> IngestResult:
     error_dicts = [e.as_dict() for e in errors]
-    receipt = _receipt(source, api_key, document, digest, size_bytes, fmt, ext_id, Outcome.REJECTED, [],
-                       error_dicts, None, 0)
+    receipt = _receipt(
+        source, api_key, document, digest, size_bytes, fmt, ext_id, Outcome.REJECTED, [], error_dicts, None, 0
+    )
     return IngestResult(outcome=Outcome.REJECTED, format=fmt, external_id=ext_id, receipt=receipt, errors=error_dicts)
 
 
-def receipt_reject_raw(*, source: Source, api_key: ApiKey | None, body: bytes, errors: Sequence[c.Issue]) -> IngestionReceipt:
+def receipt_reject_raw(
+    *, source: Source, api_key: ApiKey | None, body: bytes, errors: Sequence[c.Issue]
+) -> IngestionReceipt:
     """A receipt for a body that could not even be decoded, kept as text so that nothing is lost."""
     return IngestionReceipt.objects.create(
-        source=source, api_key=api_key, outcome=Outcome.REJECTED, payload=None,
+        source=source,
+        api_key=api_key,
+        outcome=Outcome.REJECTED,
+        payload=None,
         # The hash is of the exact bytes; the text keeps them readable (PostgreSQL text cannot hold NUL).
         payload_text=body.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00"),
         payload_sha256=hashlib.sha256(body).hexdigest(),
-        size_bytes=len(body), errors=[e.as_dict() for e in errors],
+        size_bytes=len(body),
+        errors=[e.as_dict() for e in errors],
     )
 
 
-def _receipt(source: Source, api_key: ApiKey | None, document: Any, digest: str, size_bytes: int, fmt: str,
-             ext_id: str, outcome: str, warnings: list[dict[str, str]], errors: list[dict[str, str]],
-             conversation: Conversation | None, added: int) -> IngestionReceipt:
+def _receipt(
+    source: Source,
+    api_key: ApiKey | None,
+    document: Any,
+    digest: str,
+    size_bytes: int,
+    fmt: str,
+    ext_id: str,
+    outcome: str,
+    warnings: list[dict[str, str]],
+    errors: list[dict[str, str]],
+    conversation: Conversation | None,
+    added: int,
+) -> IngestionReceipt:
     return IngestionReceipt.objects.create(
-        source=source, api_key=api_key, conversation=conversation, external_id=ext_id, input_format=fmt,
-        outcome=outcome, payload=document, payload_sha256=digest, size_bytes=size_bytes, messages_added=added,
-        warnings=warnings, errors=errors,
+        source=source,
+        api_key=api_key,
+        conversation=conversation,
+        external_id=ext_id,
+        input_format=fmt,
+        outcome=outcome,
+        payload=document,
+        payload_sha256=digest,
+        size_bytes=size_bytes,
+        messages_added=added,
+        warnings=warnings,
+        errors=errors,
     )
 
 
@@ -300,7 +392,9 @@ def _conversation_fields(parsed: c.Conversation) -> dict[str, Any]:
     }
 
 
-def _lock_conversation(source: Source, ext_id: str, parsed: c.Conversation, generated: bool) -> tuple[Conversation, bool]:
+def _lock_conversation(
+    source: Source, ext_id: str, parsed: c.Conversation, generated: bool
+) -> tuple[Conversation, bool]:
     """Get the conversation row locked for this transaction, creating it if needed.
 
     Two requests creating the same conversation at once both try the INSERT; the unique constraint on
@@ -328,7 +422,7 @@ def _allocate_ids(model: type[Message] | type[ToolCall], count: int) -> list[int
             )
             return [row[0] for row in cursor.fetchall()]
         # SQLite serialises writers, so the next ids are ours until this transaction ends.
-        cursor.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}"')  # noqa: S608 - table name from the model
+        cursor.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}"')
         start = cursor.fetchone()[0] + 1
         return list(range(start, start + count))
 
@@ -339,22 +433,28 @@ def _content_form(message: c.Message) -> str:
     return ContentForm.STRING if message.content_is_string else ContentForm.PARTS
 
 
-def _store(source: Source, parsed: c.Conversation, ext_id: str, generated: bool) -> tuple[Conversation, str, int, list[dict[str, str]]]:
+def _store(
+    source: Source, parsed: c.Conversation, ext_id: str, generated: bool
+) -> tuple[Conversation, str, int, list[dict[str, str]]]:
     conversation, created = _lock_conversation(source, ext_id, parsed, generated)
     warnings: list[dict[str, str]] = []
     changed = created
 
     if not created and conversation.input_format != parsed.format:
-        warnings.append({"path": "", "message": f"conversation was stored as {conversation.input_format}; "
-                                                 f"this document is {parsed.format}"})
+        warnings.append(
+            {
+                "path": "",
+                "message": f"conversation was stored as {conversation.input_format}; this document is {parsed.format}",
+            }
+        )
 
     nodes: dict[str, _Node] = {}
     max_position = -1
     if not created:
-        for key, pk, parent_id, depth, role, active, position in Message.objects.filter(
+        for key, pk, stored_parent, depth, role, active, position in Message.objects.filter(
             conversation=conversation
         ).values_list("key", "id", "parent_id", "depth", "role", "on_active_path", "position"):
-            nodes[key] = _Node(pk, parent_id, depth, role, active)
+            nodes[key] = _Node(pk, stored_parent, depth, role, active)
             max_position = max(max_position, position)
 
     new_messages = [m for m in parsed.messages if m.key not in nodes]
@@ -362,15 +462,17 @@ def _store(source: Source, parsed: c.Conversation, ext_id: str, generated: bool)
     now = timezone.now()
     children_of_parent: dict[int | None, int] = {}
     if new_messages and not created:
-        for parent_id, n in (
+        for counted_parent, n in (
             Message.objects.filter(conversation=conversation).values_list("parent_id").annotate(n=Count("id"))
         ):
-            children_of_parent[parent_id] = n
+            children_of_parent[counted_parent] = n
     rows: list[Message] = []
     for offset, (message, pk) in enumerate(zip(new_messages, ids, strict=True)):
         parent = nodes.get(message.parent_key) if message.parent_key else None
         if message.parent_key and parent is None:
-            raise c.ParseError([c.Issue(message.source_path, f"parent {message.parent_key!r} is not in the conversation")])
+            raise c.ParseError(
+                [c.Issue(message.source_path, f"parent {message.parent_key!r} is not in the conversation")]
+            )
         parent_id = parent.id if parent else None
         sibling_index = children_of_parent.get(parent_id, 0)
         children_of_parent[parent_id] = sibling_index + 1
@@ -378,14 +480,30 @@ def _store(source: Source, parsed: c.Conversation, ext_id: str, generated: bool)
         nodes[message.key] = _Node(pk, parent_id, depth, message.role, False)
         rows.append(
             Message(
-                id=pk, conversation=conversation, key=message.key[:255], parent_id=parent_id,
-                position=max_position + 1 + offset, depth=depth, sibling_index=sibling_index, on_active_path=False,
-                role=message.role[:64], name=(message.name or "")[:255], section=message.section,
-                content_form=_content_form(message), parts=message.parts, text=message.text,
-                reasoning=message.reasoning, context_pairs=message.context_pairs,
-                author_metadata=message.author_metadata, sent_at=message.created_at,
-                tool_call_id=(message.tool_call_id or "")[:255], hidden=message.hidden,
-                recipient=(message.recipient or "")[:255], extra=message.extra, raw=message.raw, created_at=now,
+                id=pk,
+                conversation=conversation,
+                key=message.key[:255],
+                parent_id=parent_id,
+                position=max_position + 1 + offset,
+                depth=depth,
+                sibling_index=sibling_index,
+                on_active_path=False,
+                role=message.role[:64],
+                name=(message.name or "")[:255],
+                section=message.section,
+                content_form=_content_form(message),
+                parts=message.parts,
+                text=message.text,
+                reasoning=message.reasoning,
+                context_pairs=message.context_pairs,
+                author_metadata=message.author_metadata,
+                sent_at=message.created_at,
+                tool_call_id=(message.tool_call_id or "")[:255],
+                hidden=message.hidden,
+                recipient=(message.recipient or "")[:255],
+                extra=message.extra,
+                raw=message.raw,
+                created_at=now,
             )
         )
     Message.objects.bulk_create(rows, batch_size=500)
@@ -400,7 +518,12 @@ def _store(source: Source, parsed: c.Conversation, ext_id: str, generated: bool)
 
     # The active path: the input's own choice when it makes one (current_node), else the newest leaf it sent.
     leaf_key = parsed.active_leaf_key or (parsed.messages[-1].key if parsed.messages else None)
-    if leaf_key and leaf_key in nodes and (added or parsed.active_leaf_key) and leaf_key != conversation.active_leaf_key:
+    if (
+        leaf_key
+        and leaf_key in nodes
+        and (added or parsed.active_leaf_key)
+        and leaf_key != conversation.active_leaf_key
+    ):
         _set_active_path(conversation, nodes, leaf_key)
         changed = True
 
@@ -428,13 +551,22 @@ def _store(source: Source, parsed: c.Conversation, ext_id: str, generated: bool)
     return conversation, outcome, added, warnings
 
 
-def _store_tool_calls(conversation: Conversation, parsed: c.Conversation, nodes: dict[str, _Node],
-                      new_keys: set[str], created: bool) -> tuple[int, list[dict[str, str]]]:
+def _store_tool_calls(
+    conversation: Conversation,
+    parsed: c.Conversation,
+    nodes: dict[str, _Node],
+    new_keys: set[str],
+    created: bool,
+) -> tuple[int, list[dict[str, str]]]:
     warnings: list[dict[str, str]] = []
     existing: dict[str, tuple[int, int | None]] = {}
     if not created:
-        existing = {cid: (pk, res) for cid, pk, res in
-                    ToolCall.objects.filter(conversation=conversation).values_list("call_id", "id", "result_message_id")}
+        existing = {
+            cid: (pk, res)
+            for cid, pk, res in ToolCall.objects.filter(conversation=conversation).values_list(
+                "call_id", "id", "result_message_id"
+            )
+        }
 
     # Which stored call each tool message of this document answers, by tool_call_id (never by position).
     answered_by: dict[str, int] = {}
@@ -452,15 +584,28 @@ def _store_tool_calls(conversation: Conversation, parsed: c.Conversation, nodes:
             if call_id in seen:
                 # The same id again in another message (a regenerated branch): keep both, told apart.
                 call_id = f"{call.call_id}@{message.key}"[:255]
-                warnings.append({"path": message.source_path,
-                                 "message": f"tool call id {call.call_id!r} repeats an earlier call; stored as {call_id!r}"})
+                warnings.append(
+                    {
+                        "path": message.source_path,
+                        "message": f"tool call id {call.call_id!r} repeats an earlier call; stored as {call_id!r}",
+                    }
+                )
             seen.add(call_id)
-            rows.append(ToolCall(
-                conversation=conversation, message_id=nodes[message.key].id, call_id=call_id, index=call.index,
-                type=call.type[:32], name=call.name[:255], arguments=call.arguments,
-                parsed_arguments=call.parsed_arguments, arguments_error=call.arguments_error,
-                result_message_id=answered_by.get(call.call_id), extra=call.extra,
-            ))
+            rows.append(
+                ToolCall(
+                    conversation=conversation,
+                    message_id=nodes[message.key].id,
+                    call_id=call_id,
+                    index=call.index,
+                    type=call.type[:32],
+                    name=call.name[:255],
+                    arguments=call.arguments,
+                    parsed_arguments=call.parsed_arguments,
+                    arguments_error=call.arguments_error,
+                    result_message_id=answered_by.get(call.call_id),
+                    extra=call.extra,
+                )
+            )
     if rows:
         ids = _allocate_ids(ToolCall, len(rows))
         for row, pk in zip(rows, ids, strict=True):
@@ -474,8 +619,11 @@ def _store_tool_calls(conversation: Conversation, parsed: c.Conversation, nodes:
 
     # Tool results that answer no call at all are flagged, not rejected.
     all_ids = seen | {call.call_id for m in parsed.messages for call in m.tool_calls}
-    orphan_ids = [nodes[m.key].id for m in parsed.messages
-                  if m.key in new_keys and m.tool_call_id and m.tool_call_id not in all_ids]
+    orphan_ids = [
+        nodes[m.key].id
+        for m in parsed.messages
+        if m.key in new_keys and m.tool_call_id and m.tool_call_id not in all_ids
+    ]
     if orphan_ids:
         Message.objects.filter(id__in=orphan_ids).update(is_orphan_result=True)
     return len(rows), warnings
@@ -484,16 +632,19 @@ def _store_tool_calls(conversation: Conversation, parsed: c.Conversation, nodes:
 def _store_artifacts(conversation: Conversation, parsed: c.Conversation, created: bool) -> int:
     if not parsed.artifacts:
         return 0
-    calls = dict(ToolCall.objects.filter(
-        conversation=conversation, call_id__in={a.tool_call_id for a in parsed.artifacts}
-    ).values_list("call_id", "id"))
+    calls = dict(
+        ToolCall.objects.filter(
+            conversation=conversation, call_id__in={a.tool_call_id for a in parsed.artifacts}
+        ).values_list("call_id", "id")
+    )
     message_of_call = dict(ToolCall.objects.filter(id__in=calls.values()).values_list("id", "message_id"))
     existing: dict[tuple[str, str], tuple[int, bool]] = {}
     if not created:
         existing = {
             (call_id, artifact_id): (pk, resolved)
-            for call_id, artifact_id, pk, resolved in InjectedArtifact.objects.filter(conversation=conversation)
-            .values_list("tool_call__call_id", "artifact_id", "id", "resolved")
+            for call_id, artifact_id, pk, resolved in InjectedArtifact.objects.filter(
+                conversation=conversation
+            ).values_list("tool_call__call_id", "artifact_id", "id", "resolved")
         }
     rows = []
     for artifact in parsed.artifacts:
@@ -507,12 +658,20 @@ def _store_artifacts(conversation: Conversation, parsed: c.Conversation, created
                 # The result arrived after the call was stored: record what it resolved to.
                 InjectedArtifact.objects.filter(pk=pk).update(resolved=True, payload=artifact.payload)
             continue
-        rows.append(InjectedArtifact(
-            conversation=conversation, message_id=message_of_call[call_pk], tool_call_id=call_pk,
-            kind=artifact.kind, artifact_id=artifact.artifact_id[:500], id_well_formed=artifact.id_well_formed,
-            tool_name=artifact.tool_name[:255], requested=artifact.requested, resolved=artifact.resolved,
-            payload=artifact.payload,
-        ))
+        rows.append(
+            InjectedArtifact(
+                conversation=conversation,
+                message_id=message_of_call[call_pk],
+                tool_call_id=call_pk,
+                kind=artifact.kind,
+                artifact_id=artifact.artifact_id[:500],
+                id_well_formed=artifact.id_well_formed,
+                tool_name=artifact.tool_name[:255],
+                requested=artifact.requested,
+                resolved=artifact.resolved,
+                payload=artifact.payload,
+            )
+        )
     InjectedArtifact.objects.bulk_create(rows, batch_size=500, ignore_conflicts=True)
     return len(rows)
 
@@ -522,8 +681,7 @@ def _store_imported_feedback(conversation: Conversation, parsed: c.Conversation,
     if not parsed.feedback:
         return False
     stored = {
-        (f.message_id, f.origin): f
-        for f in Feedback.objects.filter(conversation=conversation, author__isnull=True)
+        (f.message_id, f.origin): f for f in Feedback.objects.filter(conversation=conversation, author__isnull=True)
     }
     changed = False
     now = timezone.now()
@@ -534,12 +692,23 @@ def _store_imported_feedback(conversation: Conversation, parsed: c.Conversation,
         current = stored.get((message_id, item.origin))
         if current is None:
             stored[(message_id, item.origin)] = Feedback.objects.create(
-                conversation=conversation, message_id=message_id, origin=item.origin, score=item.score,
-                comment=item.comment or "", raw=item.raw, created_at=now, updated_at=now,
+                conversation=conversation,
+                message_id=message_id,
+                origin=item.origin,
+                score=item.score,
+                comment=item.comment or "",
+                raw=item.raw,
+                created_at=now,
+                updated_at=now,
             )
             changed = True
         elif (current.score, current.comment, current.raw) != (item.score, item.comment or "", item.raw):
-            current.score, current.comment, current.raw, current.updated_at = item.score, item.comment or "", item.raw, now
+            current.score, current.comment, current.raw, current.updated_at = (
+                item.score,
+                item.comment or "",
+                item.raw,
+                now,
+            )
             current.save(update_fields=["score", "comment", "raw", "updated_at"])
             changed = True
     return changed
@@ -552,7 +721,9 @@ def _set_active_path(conversation: Conversation, nodes: dict[str, _Node], leaf_k
     while node is not None:
         path.add(node.id)
         node = by_id.get(node.parent_id) if node.parent_id else None
-    Message.objects.filter(conversation=conversation, on_active_path=True).exclude(id__in=path).update(on_active_path=False)
+    Message.objects.filter(conversation=conversation, on_active_path=True).exclude(id__in=path).update(
+        on_active_path=False
+    )
     Message.objects.filter(conversation=conversation, id__in=path, on_active_path=False).update(on_active_path=True)
     conversation.active_leaf_key = leaf_key
 
@@ -562,8 +733,9 @@ def message_set_active_branch(*, conversation: Conversation, message: Message) -
     with transaction.atomic():
         nodes = {
             key: _Node(pk, parent_id, depth, role, active)
-            for key, pk, parent_id, depth, role, active in Message.objects.filter(conversation=conversation)
-            .values_list("key", "id", "parent_id", "depth", "role", "on_active_path")
+            for key, pk, parent_id, depth, role, active in Message.objects.filter(
+                conversation=conversation
+            ).values_list("key", "id", "parent_id", "depth", "role", "on_active_path")
         }
         leaf_key = _newest_leaf_under(nodes, message.id)
         _set_active_path(conversation, nodes, leaf_key)
@@ -582,8 +754,15 @@ def _newest_leaf_under(nodes: dict[str, _Node], node_id: int) -> str:
     return key_of[current]
 
 
-def _refresh_summary(conversation: Conversation, nodes: dict[str, _Node], parsed: c.Conversation, added: int,
-                     calls_added: int, artifacts_added: int, feedback_changed: bool) -> None:
+def _refresh_summary(
+    conversation: Conversation,
+    nodes: dict[str, _Node],
+    parsed: c.Conversation,
+    added: int,
+    calls_added: int,
+    artifacts_added: int,
+    feedback_changed: bool,
+) -> None:
     conversation.message_count = len(nodes)
     conversation.tool_call_count += calls_added
     conversation.artifact_count += artifacts_added
@@ -637,8 +816,9 @@ class ValidationError(Exception):
         super().__init__("; ".join(f"{e['path']}: {e['message']}" for e in errors))
 
 
-def _feedback_validate(*, message: Message | None, score: int | None, correction: str, labels: Iterable[Label],
-                       comment: str) -> None:
+def _feedback_validate(
+    *, message: Message | None, score: int | None, correction: str, labels: Iterable[Label], comment: str
+) -> None:
     errors = []
     if score is not None and score not in (-1, 0, 1):
         errors.append({"path": "/score", "message": "must be -1, 0 or 1"})
@@ -653,7 +833,7 @@ def _feedback_validate(*, message: Message | None, score: int | None, correction
 @transaction.atomic
 def feedback_submit(
     *,
-    author: AbstractBaseUser,
+    author: User,
     conversation: Conversation,
     message: Message | None = None,
     score: int | None = None,
@@ -664,30 +844,53 @@ def feedback_submit(
     """Create the reviewer's feedback on a conversation or a message, or change it if they already gave some."""
     _feedback_validate(message=message, score=score, correction=correction, labels=labels, comment=comment)
     existing = (
-        Feedback.objects.select_for_update()
-        .filter(conversation=conversation, message=message, author=author)
-        .first()
+        Feedback.objects.select_for_update().filter(conversation=conversation, message=message, author=author).first()
     )
     if existing is not None:
-        return feedback_update(actor=author, feedback=existing, score=score, labels=labels, comment=comment,
-                               correction=correction), False
+        return feedback_update(
+            actor=author,
+            feedback=existing,
+            score=score,
+            labels=labels,
+            comment=comment,
+            correction=correction,
+        ), False
     now = timezone.now()
     try:
         with transaction.atomic():
             feedback = Feedback.objects.create(
-                conversation=conversation, message=message, origin=FeedbackOrigin.REVIEWER, author=author,
-                score=score, comment=comment, correction=correction, created_at=now, updated_at=now,
+                conversation=conversation,
+                message=message,
+                origin=FeedbackOrigin.REVIEWER,
+                author=author,
+                score=score,
+                comment=comment,
+                correction=correction,
+                created_at=now,
+                updated_at=now,
             )
     except IntegrityError:
         # A second submission of the same reviewer raced this one: change theirs instead.
         existing = Feedback.objects.select_for_update().get(conversation=conversation, message=message, author=author)
-        return feedback_update(actor=author, feedback=existing, score=score, labels=labels, comment=comment,
-                               correction=correction), False
+        return feedback_update(
+            actor=author,
+            feedback=existing,
+            score=score,
+            labels=labels,
+            comment=comment,
+            correction=correction,
+        ), False
     _feedback_set_labels(feedback, labels)
     feedback_summary_refresh(conversation)
-    audit_record(actor=author, action="feedback.created", target_type="feedback", target_id=feedback.uuid,
-                 conversation_uuid=conversation.uuid, before=None,
-                 after=feedback.snapshot([label.name for label in labels]))
+    audit_record(
+        actor=author,
+        action="feedback.created",
+        target_type="feedback",
+        target_id=feedback.uuid,
+        conversation_uuid=conversation.uuid,
+        before=None,
+        after=feedback.snapshot([label.name for label in labels]),
+    )
     return feedback, True
 
 
@@ -699,14 +902,21 @@ def _feedback_set_labels(feedback: Feedback, labels: Sequence[Label]) -> None:
     )
 
 
-def _ensure_owner(actor: AbstractBaseUser, feedback: Feedback) -> None:
+def _ensure_owner(actor: User, feedback: Feedback) -> None:
     if feedback.author_id != actor.pk:
         raise PermissionDenied("You can change only your own feedback.")
 
 
 @transaction.atomic
-def feedback_update(*, actor: AbstractBaseUser, feedback: Feedback, score: int | None, labels: Sequence[Label],
-                    comment: str, correction: str) -> Feedback:
+def feedback_update(
+    *,
+    actor: User,
+    feedback: Feedback,
+    score: int | None,
+    labels: Sequence[Label],
+    comment: str,
+    correction: str,
+) -> Feedback:
     _ensure_owner(actor, feedback)
     _feedback_validate(message=feedback.message, score=score, correction=correction, labels=labels, comment=comment)
     before = feedback.snapshot()
@@ -717,25 +927,39 @@ def feedback_update(*, actor: AbstractBaseUser, feedback: Feedback, score: int |
     after = feedback.snapshot([label.name for label in labels])
     feedback_summary_refresh(feedback.conversation)
     if before != after:
-        audit_record(actor=actor, action="feedback.updated", target_type="feedback", target_id=feedback.uuid,
-                     conversation_uuid=feedback.conversation.uuid, before=before, after=after)
+        audit_record(
+            actor=actor,
+            action="feedback.updated",
+            target_type="feedback",
+            target_id=feedback.uuid,
+            conversation_uuid=feedback.conversation.uuid,
+            before=before,
+            after=after,
+        )
     return feedback
 
 
 @transaction.atomic
-def feedback_delete(*, actor: AbstractBaseUser, feedback: Feedback) -> None:
+def feedback_delete(*, actor: User, feedback: Feedback) -> None:
     _ensure_owner(actor, feedback)
     before = feedback.snapshot()
     conversation = feedback.conversation
     uuid = feedback.uuid
     feedback.delete()
     feedback_summary_refresh(conversation)
-    audit_record(actor=actor, action="feedback.deleted", target_type="feedback", target_id=uuid,
-                 conversation_uuid=conversation.uuid, before=before, after=None)
+    audit_record(
+        actor=actor,
+        action="feedback.deleted",
+        target_type="feedback",
+        target_id=uuid,
+        conversation_uuid=conversation.uuid,
+        before=before,
+        after=None,
+    )
 
 
 @transaction.atomic
-def conversation_set_review_status(*, actor: AbstractBaseUser, conversation: Conversation, status: str) -> bool:
+def conversation_set_review_status(*, actor: User, conversation: Conversation, status: str) -> bool:
     if status not in ReviewStatus.values:
         raise ValidationError([{"path": "/status", "message": f"must be one of {', '.join(ReviewStatus.values)}"}])
     before = conversation.review_status
@@ -743,15 +967,32 @@ def conversation_set_review_status(*, actor: AbstractBaseUser, conversation: Con
         return False
     conversation.review_status = status
     conversation.save(update_fields=["review_status"])
-    audit_record(actor=actor, action="conversation.status_changed", target_type="conversation",
-                 target_id=conversation.uuid, conversation_uuid=conversation.uuid,
-                 before={"review_status": before}, after={"review_status": status})
+    audit_record(
+        actor=actor,
+        action="conversation.status_changed",
+        target_type="conversation",
+        target_id=conversation.uuid,
+        conversation_uuid=conversation.uuid,
+        before={"review_status": before},
+        after={"review_status": status},
+    )
     return True
 
 
-def export_record(*, actor: UserLike, what: str, format: str, filters: dict[str, Any], count: int | None = None,
-                  conversation_uuid: Any = None) -> None:
-    audit_record(actor=actor, action="conversation.exported", target_type=what,
-                 target_id=str(conversation_uuid or "filtered"), conversation_uuid=conversation_uuid,
-                 after={"format": format, "filters": filters, "count": count})
-
+def export_record(
+    *,
+    actor: UserLike,
+    what: str,
+    format: str,
+    filters: dict[str, Any],
+    count: int | None = None,
+    conversation_uuid: Any = None,
+) -> None:
+    audit_record(
+        actor=actor,
+        action="conversation.exported",
+        target_type=what,
+        target_id=str(conversation_uuid or "filtered"),
+        conversation_uuid=conversation_uuid,
+        after={"format": format, "filters": filters, "count": count},
+    )

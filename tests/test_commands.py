@@ -12,7 +12,16 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
-from chats.models import ApiKey, AuditEvent, Conversation, Feedback, IngestionReceipt, Message, Source, ToolCall
+from chats.models import (
+    ApiKey,
+    AuditEvent,
+    Conversation,
+    Feedback,
+    IngestionReceipt,
+    Message,
+    Source,
+    ToolCall,
+)
 
 from .conftest import FIXTURES
 
@@ -34,8 +43,11 @@ def test_create_source_prints_a_key_that_authenticates_and_stores_only_its_hash(
     assert not ApiKey.objects.filter(key_hash=key).exists() and key not in stored.prefix
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}")
-    response = client.post("/api/v1/ingest/", data=json.dumps({"chat_history": [{"role": "user", "content": "hi"}]}),
-                           content_type="application/json")
+    response = client.post(
+        "/api/v1/ingest/",
+        data=json.dumps({"chat_history": [{"role": "user", "content": "hi"}]}),
+        content_type="application/json",
+    )
     assert response.status_code == 201
 
 
@@ -50,8 +62,11 @@ def test_create_source_reuses_the_source_and_makes_a_new_key():
 
 def _state() -> dict[str, object]:
     return {
-        "conversations": list(Conversation.objects.order_by("id").values_list("id", "external_id", "review_status",
-                                                                             "message_count", "feedback_count")),
+        "conversations": list(
+            Conversation.objects.order_by("id").values_list(
+                "id", "external_id", "review_status", "message_count", "feedback_count"
+            )
+        ),
         "messages": Message.objects.count(),
         "tool_calls": ToolCall.objects.count(),
         "feedback": list(Feedback.objects.order_by("id").values_list("id", "score", "comment")),
@@ -69,24 +84,41 @@ def test_seed_demo_twice_equals_once():
     assert 40 <= len(once["conversations"]) <= 70
     assert Conversation.objects.filter(branch_count__gt=0).exists()
     assert ToolCall.objects.filter(result_message__isnull=True).exists()  # an unanswered call
-    assert Feedback.objects.filter(origin="masterbrain").exists() and Feedback.objects.filter(origin="reviewer").exists()
+    assert (
+        Feedback.objects.filter(origin="masterbrain").exists() and Feedback.objects.filter(origin="reviewer").exists()
+    )
     assert set(Conversation.objects.values_list("input_format", flat=True)) >= {
-        "openai", "chat_document", "record_qa", "chat_history", "chat_graph", "chatgpt_export"}
+        "openai",
+        "chat_document",
+        "record_qa",
+        "chat_history",
+        "chat_graph",
+        "chatgpt_export",
+    }
 
 
 def test_import_reads_json_and_jsonl_keeps_going_and_fails_at_the_end(tmp_path: Path):
     good = {"conversation_id": "a", "chat_history": [{"role": "user", "content": "hi"}]}
     (tmp_path / "one.json").write_text(json.dumps(good))
-    (tmp_path / "many.jsonl").write_text("\n".join([
-        json.dumps({"conversation_id": "b", "chat_history": [{"role": "user", "content": "x"}]}),
-        "{broken",
-        json.dumps({"chat_history": [{"content": "no role"}]}),
-    ]))
+    (tmp_path / "many.jsonl").write_text(
+        "\n".join(
+            [
+                json.dumps({"conversation_id": "b", "chat_history": [{"role": "user", "content": "x"}]}),
+                "{broken",
+                json.dumps({"chat_history": [{"content": "no role"}]}),
+            ]
+        )
+    )
     out = io.StringIO()
 
     with pytest.raises(CommandError) as raised:
-        call_command("import_conversations", str(tmp_path / "one.json"), str(tmp_path / "many.jsonl"),
-                     "--no-progress", stdout=out)
+        call_command(
+            "import_conversations",
+            str(tmp_path / "one.json"),
+            str(tmp_path / "many.jsonl"),
+            "--no-progress",
+            stdout=out,
+        )
 
     assert raised.value.returncode == 1
     assert "2 created" in out.getvalue() and "2 failed" in out.getvalue()

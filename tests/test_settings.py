@@ -18,8 +18,12 @@ def run_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "PYTEST_VERSION"}}
     return subprocess.run(
         [sys.executable, "manage.py", "check"],
-        cwd=ROOT, env=clean | {"MASTERBRAIN_VAR_DIR": str(tmp_path)} | env,
-        capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT,
+        env=clean | {"MASTERBRAIN_VAR_DIR": str(tmp_path)} | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -58,7 +62,12 @@ def test_database_urls_are_parsed_for_postgres_and_sqlite():
     postgres = parse_database_url("DATABASE_URL", "postgres://app:s%40cret@db.internal:6432/audit?sslmode=require")
     sqlite = parse_database_url("DATABASE_URL", "sqlite:///var/x.sqlite3")
 
-    assert (postgres["ENGINE"], postgres["NAME"], postgres["USER"], postgres["PASSWORD"], postgres["PORT"]) == (
-        "django.db.backends.postgresql", "audit", "app", "s@cret", "6432")
+    assert (
+        postgres["ENGINE"],
+        postgres["NAME"],
+        postgres["USER"],
+        postgres["PASSWORD"],
+        postgres["PORT"],
+    ) == ("django.db.backends.postgresql", "audit", "app", "s@cret", "6432")
     assert postgres["OPTIONS"] == {"sslmode": "require"}
     assert sqlite == {"ENGINE": "django.db.backends.sqlite3", "NAME": "var/x.sqlite3"}

@@ -16,7 +16,11 @@ def error_list(detail: Any, path: str = "") -> list[dict[str, str]]:
             return list(detail["errors"])
         out: list[dict[str, str]] = []
         for key, value in detail.items():
-            sub = path if key in ("non_field_errors", "detail") else f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            sub = (
+                path
+                if key in ("non_field_errors", "detail")
+                else f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            )
             out.extend(error_list(value, sub))
         return out
     if isinstance(detail, list):

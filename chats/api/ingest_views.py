@@ -19,7 +19,7 @@ from chats.api import serializers
 from chats.api.authentication import SourcePrincipal
 from chats.api.errors import errors_response
 from chats.ingest.canonical import Issue
-from chats.models import IngestionReceipt, Outcome
+from chats.models import ApiKey, IngestionReceipt, Outcome, Source
 
 JSON_TYPES = {"application/json"}
 NDJSON_TYPES = {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/json-lines"}
@@ -36,6 +36,16 @@ class _Rejected(Exception):
     def __init__(self, status_code: int, errors: list[Issue]):
         self.status_code = status_code
         self.errors = errors
+
+
+def _source(request: Request) -> Source:
+    principal = request.user
+    assert isinstance(principal, SourcePrincipal)  # guaranteed by IsSourceKey
+    return principal.source
+
+
+def _api_key(request: Request) -> ApiKey | None:
+    return request.auth if isinstance(request.auth, ApiKey) else None
 
 
 def _media_type(request: Request) -> str:
@@ -108,12 +118,17 @@ class IngestView(APIView):
             OpenApiParameter("external_id", str, description="Names the conversation when the document has no id."),
         ],
         request={"application/json": dict},
-        responses={201: serializers.IngestResultSerializer, 200: serializers.IngestResultSerializer,
-                   400: serializers.ErrorSerializer, 401: serializers.ErrorSerializer,
-                   413: serializers.ErrorSerializer, 415: serializers.ErrorSerializer},
+        responses={
+            201: serializers.IngestResultSerializer,
+            200: serializers.IngestResultSerializer,
+            400: serializers.ErrorSerializer,
+            401: serializers.ErrorSerializer,
+            413: serializers.ErrorSerializer,
+            415: serializers.ErrorSerializer,
+        },
     )
     def post(self, request: Request) -> Response:
-        source = request.user.source
+        source = _source(request)
         try:
             if _media_type(request) not in JSON_TYPES:
                 raise _Rejected(415, [Issue("", "send the document as Content-Type: application/json")])
@@ -122,19 +137,23 @@ class IngestView(APIView):
         except _Rejected as rejected:
             receipt = None
             if rejected.status_code == 400:
-                receipt = services.receipt_reject_raw(source=source, api_key=request.auth, body=request._request.body,
-                                                      errors=rejected.errors)
+                receipt = services.receipt_reject_raw(
+                    source=source, api_key=_api_key(request), body=request._request.body, errors=rejected.errors
+                )
             extra = {"receipt": str(receipt.uuid)} if receipt else {}
             return errors_response([e.as_dict() for e in rejected.errors], rejected.status_code, **extra)
         result = services.conversation_ingest(
-            source=source, document=document, format=_format_param(request),
-            external_id=request.query_params.get("external_id") or None, api_key=request.auth, size_bytes=len(body),
+            source=source,
+            document=document,
+            format=_format_param(request),
+            external_id=request.query_params.get("external_id") or None,
+            api_key=_api_key(request),
+            size_bytes=len(body),
         )
         if result.outcome == Outcome.REJECTED:
-            code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE if result.over_limit else status.HTTP_400_BAD_REQUEST
-            return Response(_result_body(result), status=code)
-        code = status.HTTP_201_CREATED if result.outcome == Outcome.CREATED else status.HTTP_200_OK
-        return Response(_result_body(result), status=code)
+            rejected_code = 413 if result.over_limit else 400
+            return Response(_result_body(result), status=rejected_code)
+        return Response(_result_body(result), status=201 if result.outcome == Outcome.CREATED else 200)
 
 
 class BulkIngestView(APIView):
@@ -147,11 +166,16 @@ class BulkIngestView(APIView):
         operation_id="ingest_bulk",
         parameters=[FORMAT_PARAMETER],
         request={"application/json": list, "application/x-ndjson": str},
-        responses={200: serializers.BulkResultSerializer, 400: serializers.ErrorSerializer,
-                   401: serializers.ErrorSerializer, 413: serializers.ErrorSerializer, 415: serializers.ErrorSerializer},
+        responses={
+            200: serializers.BulkResultSerializer,
+            400: serializers.ErrorSerializer,
+            401: serializers.ErrorSerializer,
+            413: serializers.ErrorSerializer,
+            415: serializers.ErrorSerializer,
+        },
     )
     def post(self, request: Request) -> Response:
-        source = request.user.source
+        source = _source(request)
         media_type = _media_type(request)
         items: list[tuple[Any, Issue | None]]
         try:
@@ -163,7 +187,9 @@ class BulkIngestView(APIView):
             elif media_type in NDJSON_TYPES:
                 items = self._ndjson_items(_read_body(request))
             else:
-                raise _Rejected(415, [Issue("", "send a JSON array (application/json) or NDJSON (application/x-ndjson)")])
+                raise _Rejected(
+                    415, [Issue("", "send a JSON array (application/json) or NDJSON (application/x-ndjson)")]
+                )
             limit = settings.MASTERBRAIN_MAX_BULK_ITEMS
             if len(items) > limit:
                 raise _Rejected(413, [Issue("", f"{len(items)} documents: at most {limit} per bulk request")])
@@ -175,11 +201,18 @@ class BulkIngestView(APIView):
         counts = {outcome: 0 for outcome in Outcome.values}
         for index, (document, decode_error) in enumerate(items):
             if decode_error is not None:
-                results.append({"index": index, "external_id": None, "outcome": Outcome.REJECTED, "conversation": None,
-                                "errors": [decode_error.as_dict()]})
+                results.append(
+                    {
+                        "index": index,
+                        "external_id": None,
+                        "outcome": Outcome.REJECTED,
+                        "conversation": None,
+                        "errors": [decode_error.as_dict()],
+                    }
+                )
                 counts[Outcome.REJECTED] += 1
                 continue
-            result = services.conversation_ingest(source=source, document=document, format=fmt, api_key=request.auth)
+            result = services.conversation_ingest(source=source, document=document, format=fmt, api_key=_api_key(request))
             body = _result_body(result)
             for issue in body.get("errors", []):
                 issue["path"] = f"/{index}{issue['path']}"
@@ -203,10 +236,12 @@ class BulkIngestView(APIView):
 class ReceiptView(APIView):
     permission_classes = [IsSourceKey]
 
-    @extend_schema(operation_id="receipt_retrieve",
-                   responses={200: serializers.ReceiptSerializer, 404: serializers.ErrorSerializer})
+    @extend_schema(
+        operation_id="receipt_retrieve",
+        responses={200: serializers.ReceiptSerializer, 404: serializers.ErrorSerializer},
+    )
     def get(self, request: Request, uuid: str) -> Response:
         receipt = get_object_or_404(
-            IngestionReceipt.objects.select_related("conversation"), uuid=uuid, source=request.user.source
+            IngestionReceipt.objects.select_related("conversation"), uuid=uuid, source=_source(request)
         )
         return Response(serializers.ReceiptSerializer(receipt).data)

@@ -13,7 +13,7 @@ class IssueSerializer(serializers.Serializer):
 
 
 class ErrorSerializer(serializers.Serializer):
-    errors = IssueSerializer(many=True)
+    errors = IssueSerializer(many=True)  # type: ignore[assignment]  # a field named like Serializer.errors
 
 
 class IngestResultSerializer(serializers.Serializer):
@@ -23,7 +23,7 @@ class IngestResultSerializer(serializers.Serializer):
     format = serializers.CharField()
     receipt = serializers.UUIDField()
     warnings = IssueSerializer(many=True)
-    errors = IssueSerializer(many=True, required=False)
+    errors = IssueSerializer(many=True, required=False)  # type: ignore[assignment]
 
 
 class BulkItemSerializer(IngestResultSerializer):
@@ -36,10 +36,22 @@ class BulkResultSerializer(serializers.Serializer):
 
 
 class ReceiptSerializer(serializers.ModelSerializer):
-    conversation = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
+    conversation: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
     format = serializers.CharField(source="input_format")
 
     class Meta:
         model = IngestionReceipt
-        fields = ["uuid", "conversation", "external_id", "format", "outcome", "payload_sha256", "size_bytes",
-                  "messages_added", "warnings", "errors", "created_at", "payload"]
+        fields = [
+            "uuid",
+            "conversation",
+            "external_id",
+            "format",
+            "outcome",
+            "payload_sha256",
+            "size_bytes",
+            "messages_added",
+            "warnings",
+            "errors",
+            "created_at",
+            "payload",
+        ]

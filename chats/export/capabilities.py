@@ -222,9 +222,7 @@ def _feedback_notes(conversation: Conversation, target: str, exported: list[Mess
     notes: list[str] = []
     exported_keys = {m.key for m in exported if m.section != "scenario"}
     whole = [f for f in conversation.feedback if f.message_key is None]
-    stray = [
-        f for f in conversation.feedback if f.message_key is not None and f.message_key not in exported_keys
-    ]
+    stray = [f for f in conversation.feedback if f.message_key is not None and f.message_key not in exported_keys]
     if whole:
         notes.append(f"conversation-level feedback ({len(whole)})")
     if stray:

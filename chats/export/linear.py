@@ -48,9 +48,7 @@ def export_chat_document(conversation: Conversation) -> ExportResult:
     path = active_path(conversation)
     messages_key = _chat_document_messages_key(conversation, path)
     # A Masterbrain document (`main_messages`) has one feedback entry per main message, given or not.
-    return _wrapped(
-        conversation, "chat_document", path, messages_key, always_feedback=messages_key == "main_messages"
-    )
+    return _wrapped(conversation, "chat_document", path, messages_key, always_feedback=messages_key == "main_messages")
 
 
 def export_record_qa(conversation: Conversation) -> ExportResult:
@@ -140,9 +138,7 @@ def _chat_document_messages_key(conversation: Conversation, path: list[Message])
     return MASTERBRAIN_MESSAGES_KEY
 
 
-def _human_feedback(
-    conversation: Conversation, main_messages: list[Message], *, always: bool
-) -> list[Any] | None:
+def _human_feedback(conversation: Conversation, main_messages: list[Message], *, always: bool) -> list[Any] | None:
     """Masterbrain `human_feedback`: one entry per main message, in order; None when there is no feedback
     (unless `always`).
 

@@ -38,8 +38,7 @@ def training_record(
     record: dict[str, Any] = {"messages": messages}
     if tool_names:
         record["tools"] = [
-            {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
-            for name in tool_names
+            {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}} for name in tool_names
         ]
     record["metadata"] = dict(provenance)
     return record

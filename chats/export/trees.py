@@ -35,11 +35,7 @@ CHATGPT_POINTER_SCHEMES = ("file-service://", "sediment://")
 
 
 def export_chat_graph(conversation: Conversation) -> ExportResult:
-    # Nodes received as chat_graph keep their order; others are ordered for a reader (see _active_leaf_last).
-    if conversation.format == "chat_graph":
-        ordered = list(conversation.messages)
-    else:
-        ordered = _active_leaf_last(conversation)
+    ordered = _active_leaf_last(conversation)
     document: dict[str, Any] = {}
     if conversation.external_id:
         document["conversation_id"] = conversation.external_id
@@ -86,9 +82,7 @@ def _graph_content(message: Message) -> dict[str, Any]:
     if all(part.get("type") == "text" for part in message.parts):
         texts = [str(part.get("text", "")) for part in message.parts]
         return {"content_type": "text", "parts": texts}
-    parts = [
-        part.get("text", "") if part.get("type") == "text" else openai_part(part) for part in message.parts
-    ]
+    parts = [part.get("text", "") if part.get("type") == "text" else openai_part(part) for part in message.parts]
     return {"content_type": "multimodal_text", "parts": parts}
 
 
@@ -100,7 +94,8 @@ def _active_leaf_last(conversation: Conversation) -> list[Message]:
     """
     messages = conversation.messages
     path = active_path(conversation)
-    if not path or messages[-1].key == path[-1].key:
+    # Nodes received as chat_graph keep their order: the same-format export must give the input back.
+    if conversation.format == "chat_graph" or not path or messages[-1].key == path[-1].key:
         return list(messages)
     # Depth-first, visiting a node's active-path child after its other children, so the path ends the list.
     by_key = {m.key: m for m in messages}
@@ -198,9 +193,7 @@ def _chatgpt_roots(conversation: Conversation) -> list[str]:
 
 def _root_children(conversation: Conversation, root_id: str, same_format: bool) -> list[str]:
     if same_format:
-        return [
-            m.key for m in conversation.messages if isinstance(m.raw, dict) and m.raw.get("parent") == root_id
-        ]
+        return [m.key for m in conversation.messages if isinstance(m.raw, dict) and m.raw.get("parent") == root_id]
     keys = {m.key for m in conversation.messages}
     return [m.key for m in conversation.messages if m.parent_key is None or m.parent_key not in keys]
 

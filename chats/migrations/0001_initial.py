@@ -9,7 +9,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -18,379 +17,757 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uuid', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('external_id', models.CharField(max_length=255)),
-                ('external_id_generated', models.BooleanField(default=False)),
-                ('input_format', models.CharField(choices=[('openai', 'OpenAI messages'), ('chat_document', 'Masterbrain chat document'), ('record_qa', 'Record QA'), ('chat_history', 'Chat history'), ('chat_graph', 'Chat graph'), ('chatgpt_export', 'ChatGPT export')], max_length=20)),
-                ('title', models.CharField(blank=True, max_length=500)),
-                ('user_external_id', models.CharField(blank=True, max_length=255, verbose_name='user')),
-                ('model_name', models.CharField(blank=True, max_length=200, verbose_name='model')),
-                ('model_config', models.JSONField(blank=True, null=True, verbose_name='model as given')),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('scenario', models.JSONField(blank=True, null=True)),
-                ('injection_context', models.JSONField(blank=True, null=True)),
-                ('context_pairs', models.JSONField(blank=True, default=list)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('active_leaf_key', models.CharField(blank=True, max_length=255)),
-                ('review_status', models.CharField(choices=[('unreviewed', 'Unreviewed'), ('in_review', 'In review'), ('reviewed', 'Reviewed')], default='unreviewed', max_length=20)),
-                ('message_count', models.PositiveIntegerField(default=0)),
-                ('tool_call_count', models.PositiveIntegerField(default=0)),
-                ('artifact_count', models.PositiveIntegerField(default=0)),
-                ('branch_count', models.PositiveIntegerField(default=0)),
-                ('feedback_count', models.PositiveIntegerField(default=0)),
-                ('score_up', models.PositiveIntegerField(default=0)),
-                ('score_down', models.PositiveIntegerField(default=0)),
-                ('first_user_text', models.CharField(blank=True, max_length=300)),
-                ('search_vector', django.contrib.postgres.search.SearchVectorField(editable=False, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('last_activity_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("uuid", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
+                ("external_id", models.CharField(max_length=255)),
+                ("external_id_generated", models.BooleanField(default=False)),
+                (
+                    "input_format",
+                    models.CharField(
+                        choices=[
+                            ("openai", "OpenAI messages"),
+                            ("chat_document", "Masterbrain chat document"),
+                            ("record_qa", "Record QA"),
+                            ("chat_history", "Chat history"),
+                            ("chat_graph", "Chat graph"),
+                            ("chatgpt_export", "ChatGPT export"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("title", models.CharField(blank=True, max_length=500)),
+                ("user_external_id", models.CharField(blank=True, max_length=255, verbose_name="user")),
+                ("model_name", models.CharField(blank=True, max_length=200, verbose_name="model")),
+                ("model_config", models.JSONField(blank=True, null=True, verbose_name="model as given")),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("scenario", models.JSONField(blank=True, null=True)),
+                ("injection_context", models.JSONField(blank=True, null=True)),
+                ("context_pairs", models.JSONField(blank=True, default=list)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("active_leaf_key", models.CharField(blank=True, max_length=255)),
+                (
+                    "review_status",
+                    models.CharField(
+                        choices=[
+                            ("unreviewed", "Unreviewed"),
+                            ("in_review", "In review"),
+                            ("reviewed", "Reviewed"),
+                        ],
+                        default="unreviewed",
+                        max_length=20,
+                    ),
+                ),
+                ("message_count", models.PositiveIntegerField(default=0)),
+                ("tool_call_count", models.PositiveIntegerField(default=0)),
+                ("artifact_count", models.PositiveIntegerField(default=0)),
+                ("branch_count", models.PositiveIntegerField(default=0)),
+                ("feedback_count", models.PositiveIntegerField(default=0)),
+                ("score_up", models.PositiveIntegerField(default=0)),
+                ("score_down", models.PositiveIntegerField(default=0)),
+                ("first_user_text", models.CharField(blank=True, max_length=300)),
+                (
+                    "search_vector",
+                    django.contrib.postgres.search.SearchVectorField(editable=False, null=True),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, editable=False)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_activity_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'permissions': [('review_conversation', 'Can set the review status of a conversation'), ('export_conversation', 'Can export conversations')],
+                "permissions": [
+                    ("review_conversation", "Can set the review status of a conversation"),
+                    ("export_conversation", "Can export conversations"),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Label',
+            name="Label",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=64, unique=True)),
-                ('description', models.CharField(blank=True, max_length=300)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=64, unique=True)),
+                ("description", models.CharField(blank=True, max_length=300)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, editable=False)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Source',
+            name="Source",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('description', models.TextField(blank=True)),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100, unique=True)),
+                ("description", models.TextField(blank=True)),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ApiKey',
+            name="ApiKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(blank=True, max_length=100)),
-                ('prefix', models.CharField(editable=False, max_length=8)),
-                ('key_hash', models.CharField(editable=False, max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
-                ('last_used_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
-                ('source', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='api_keys', to='chats.source')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(blank=True, max_length=100)),
+                ("prefix", models.CharField(editable=False, max_length=8)),
+                ("key_hash", models.CharField(editable=False, max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, editable=False)),
+                ("last_used_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_tokens",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_keys",
+                        to="chats.source",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'API key',
+                "verbose_name": "API key",
             },
         ),
         migrations.CreateModel(
-            name='Feedback',
+            name="Feedback",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uuid', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('origin', models.CharField(choices=[('reviewer', 'Reviewer'), ('masterbrain', 'Imported: Masterbrain human_feedback'), ('chatgpt', 'Imported: ChatGPT message feedback')], default='reviewer', max_length=20)),
-                ('score', models.SmallIntegerField(blank=True, choices=[(-1, 'Thumbs down'), (0, 'Neutral'), (1, 'Thumbs up')], null=True)),
-                ('comment', models.TextField(blank=True)),
-                ('correction', models.TextField(blank=True)),
-                ('raw', models.JSONField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='feedback', to=settings.AUTH_USER_MODEL)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='feedback', to='chats.conversation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("uuid", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[
+                            ("reviewer", "Reviewer"),
+                            ("masterbrain", "Imported: Masterbrain human_feedback"),
+                            ("chatgpt", "Imported: ChatGPT message feedback"),
+                        ],
+                        default="reviewer",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "score",
+                    models.SmallIntegerField(
+                        blank=True, choices=[(-1, "Thumbs down"), (0, "Neutral"), (1, "Thumbs up")], null=True
+                    ),
+                ),
+                ("comment", models.TextField(blank=True)),
+                ("correction", models.TextField(blank=True)),
+                ("raw", models.JSONField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, editable=False)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="feedback",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="feedback",
+                        to="chats.conversation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='FeedbackLabel',
+            name="FeedbackLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='chats.conversation')),
-                ('feedback', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='chats.feedback')),
-                ('label', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to='chats.label')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="chats.conversation"
+                    ),
+                ),
+                (
+                    "feedback",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to="chats.feedback"),
+                ),
+                ("label", models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to="chats.label")),
             ],
         ),
         migrations.AddField(
-            model_name='feedback',
-            name='labels',
-            field=models.ManyToManyField(blank=True, related_name='feedback', through='chats.FeedbackLabel', to='chats.label'),
+            model_name="feedback",
+            name="labels",
+            field=models.ManyToManyField(
+                blank=True, related_name="feedback", through="chats.FeedbackLabel", to="chats.label"
+            ),
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=255)),
-                ('position', models.PositiveIntegerField()),
-                ('depth', models.PositiveIntegerField()),
-                ('sibling_index', models.PositiveIntegerField(default=0)),
-                ('on_active_path', models.BooleanField(default=True)),
-                ('role', models.CharField(max_length=64)),
-                ('name', models.CharField(blank=True, max_length=255)),
-                ('section', models.CharField(choices=[('main', 'Main'), ('scenario', 'Scenario')], default='main', max_length=16)),
-                ('content_form', models.CharField(choices=[('string', 'String'), ('parts', 'Parts'), ('null', 'Null')], default='string', max_length=8)),
-                ('parts', models.JSONField(blank=True, default=list)),
-                ('text', models.TextField(blank=True)),
-                ('reasoning', models.TextField(blank=True)),
-                ('context_pairs', models.JSONField(blank=True, default=list)),
-                ('author_metadata', models.JSONField(blank=True, default=dict)),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
-                ('tool_call_id', models.CharField(blank=True, max_length=255)),
-                ('is_orphan_result', models.BooleanField(default=False)),
-                ('hidden', models.BooleanField(default=False)),
-                ('recipient', models.CharField(blank=True, max_length=255)),
-                ('extra', models.JSONField(blank=True, default=dict)),
-                ('raw', models.JSONField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='chats.conversation')),
-                ('parent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='children', to='chats.message')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("key", models.CharField(max_length=255)),
+                ("position", models.PositiveIntegerField()),
+                ("depth", models.PositiveIntegerField()),
+                ("sibling_index", models.PositiveIntegerField(default=0)),
+                ("on_active_path", models.BooleanField(default=True)),
+                ("role", models.CharField(max_length=64)),
+                ("name", models.CharField(blank=True, max_length=255)),
+                (
+                    "section",
+                    models.CharField(
+                        choices=[("main", "Main"), ("scenario", "Scenario")], default="main", max_length=16
+                    ),
+                ),
+                (
+                    "content_form",
+                    models.CharField(
+                        choices=[("string", "String"), ("parts", "Parts"), ("null", "Null")],
+                        default="string",
+                        max_length=8,
+                    ),
+                ),
+                ("parts", models.JSONField(blank=True, default=list)),
+                ("text", models.TextField(blank=True)),
+                ("reasoning", models.TextField(blank=True)),
+                ("context_pairs", models.JSONField(blank=True, default=list)),
+                ("author_metadata", models.JSONField(blank=True, default=dict)),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
+                ("tool_call_id", models.CharField(blank=True, max_length=255)),
+                ("is_orphan_result", models.BooleanField(default=False)),
+                ("hidden", models.BooleanField(default=False)),
+                ("recipient", models.CharField(blank=True, max_length=255)),
+                ("extra", models.JSONField(blank=True, default=dict)),
+                ("raw", models.JSONField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, editable=False)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="messages",
+                        to="chats.conversation",
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="children",
+                        to="chats.message",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='feedback',
-            name='message',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='feedback', to='chats.message'),
+            model_name="feedback",
+            name="message",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="feedback",
+                to="chats.message",
+            ),
         ),
         migrations.CreateModel(
-            name='IngestionReceipt',
+            name="IngestionReceipt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uuid', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('external_id', models.CharField(blank=True, max_length=255)),
-                ('input_format', models.CharField(blank=True, max_length=20)),
-                ('outcome', models.CharField(choices=[('created', 'Created'), ('updated', 'Updated'), ('unchanged', 'Unchanged'), ('rejected', 'Rejected')], max_length=20)),
-                ('payload', models.JSONField(blank=True, null=True)),
-                ('payload_text', models.TextField(blank=True)),
-                ('payload_sha256', models.CharField(max_length=64)),
-                ('size_bytes', models.PositiveIntegerField(default=0)),
-                ('messages_added', models.PositiveIntegerField(default=0)),
-                ('warnings', models.JSONField(blank=True, default=list)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
-                ('api_key', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='chats.apikey')),
-                ('conversation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='receipts', to='chats.conversation')),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='receipts', to='chats.source')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("uuid", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
+                ("external_id", models.CharField(blank=True, max_length=255)),
+                ("input_format", models.CharField(blank=True, max_length=20)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("created", "Created"),
+                            ("updated", "Updated"),
+                            ("unchanged", "Unchanged"),
+                            ("rejected", "Rejected"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("payload", models.JSONField(blank=True, null=True)),
+                ("payload_text", models.TextField(blank=True)),
+                ("payload_sha256", models.CharField(max_length=64)),
+                ("size_bytes", models.PositiveIntegerField(default=0)),
+                ("messages_added", models.PositiveIntegerField(default=0)),
+                ("warnings", models.JSONField(blank=True, default=list)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, editable=False)),
+                (
+                    "api_key",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="chats.apikey",
+                    ),
+                ),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="receipts",
+                        to="chats.conversation",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="receipts",
+                        to="chats.source",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='conversation',
-            name='source',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='conversations', to='chats.source'),
+            model_name="conversation",
+            name="source",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="conversations", to="chats.source"
+            ),
         ),
         migrations.CreateModel(
-            name='ToolCall',
+            name="ToolCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('call_id', models.CharField(max_length=255)),
-                ('index', models.PositiveIntegerField(default=0)),
-                ('type', models.CharField(default='function', max_length=32)),
-                ('name', models.CharField(blank=True, max_length=255)),
-                ('arguments', models.TextField(blank=True)),
-                ('parsed_arguments', models.JSONField(blank=True, null=True)),
-                ('arguments_error', models.TextField(blank=True)),
-                ('extra', models.JSONField(blank=True, default=dict)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tool_calls', to='chats.conversation')),
-                ('message', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tool_calls', to='chats.message')),
-                ('result_message', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='answered_calls', to='chats.message')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("call_id", models.CharField(max_length=255)),
+                ("index", models.PositiveIntegerField(default=0)),
+                ("type", models.CharField(default="function", max_length=32)),
+                ("name", models.CharField(blank=True, max_length=255)),
+                ("arguments", models.TextField(blank=True)),
+                ("parsed_arguments", models.JSONField(blank=True, null=True)),
+                ("arguments_error", models.TextField(blank=True)),
+                ("extra", models.JSONField(blank=True, default=dict)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tool_calls",
+                        to="chats.conversation",
+                    ),
+                ),
+                (
+                    "message",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tool_calls",
+                        to="chats.message",
+                    ),
+                ),
+                (
+                    "result_message",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="answered_calls",
+                        to="chats.message",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['message_id', 'index'],
+                "ordering": ["message_id", "index"],
             },
         ),
         migrations.CreateModel(
-            name='InjectedArtifact',
+            name="InjectedArtifact",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('protocol', 'Protocol'), ('record', 'Record'), ('discussion', 'Discussion'), ('file', 'File'), ('other', 'Other')], max_length=16)),
-                ('artifact_id', models.CharField(max_length=500)),
-                ('id_well_formed', models.BooleanField(default=True)),
-                ('tool_name', models.CharField(max_length=255)),
-                ('requested', models.BooleanField(default=False)),
-                ('resolved', models.BooleanField(default=False)),
-                ('payload', models.JSONField(blank=True, null=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='artifacts', to='chats.conversation')),
-                ('message', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='artifacts', to='chats.message')),
-                ('tool_call', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='artifacts', to='chats.toolcall')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("protocol", "Protocol"),
+                            ("record", "Record"),
+                            ("discussion", "Discussion"),
+                            ("file", "File"),
+                            ("other", "Other"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("artifact_id", models.CharField(max_length=500)),
+                ("id_well_formed", models.BooleanField(default=True)),
+                ("tool_name", models.CharField(max_length=255)),
+                ("requested", models.BooleanField(default=False)),
+                ("resolved", models.BooleanField(default=False)),
+                ("payload", models.JSONField(blank=True, null=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="artifacts",
+                        to="chats.conversation",
+                    ),
+                ),
+                (
+                    "message",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="artifacts",
+                        to="chats.message",
+                    ),
+                ),
+                (
+                    "tool_call",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="artifacts",
+                        to="chats.toolcall",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='AuditEvent',
+            name="AuditEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('actor_username', models.CharField(blank=True, max_length=150)),
-                ('action', models.CharField(max_length=64)),
-                ('target_type', models.CharField(max_length=64)),
-                ('target_id', models.CharField(max_length=255)),
-                ('conversation_uuid', models.UUIDField(blank=True, null=True)),
-                ('before', models.JSONField(blank=True, null=True)),
-                ('after', models.JSONField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("actor_username", models.CharField(blank=True, max_length=150)),
+                ("action", models.CharField(max_length=64)),
+                ("target_type", models.CharField(max_length=64)),
+                ("target_id", models.CharField(max_length=255)),
+                ("conversation_uuid", models.UUIDField(blank=True, null=True)),
+                ("before", models.JSONField(blank=True, null=True)),
+                ("after", models.JSONField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, editable=False)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['-created_at'], name='audit_created_idx'), models.Index(fields=['actor', '-created_at'], name='audit_actor_idx'), models.Index(fields=['conversation_uuid', '-created_at'], name='audit_conversation_idx')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [
+                    models.Index(fields=["-created_at"], name="audit_created_idx"),
+                    models.Index(fields=["actor", "-created_at"], name="audit_actor_idx"),
+                    models.Index(fields=["conversation_uuid", "-created_at"], name="audit_conversation_idx"),
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='feedbacklabel',
-            index=models.Index(fields=['label', 'conversation'], name='feedbacklabel_label_idx'),
+            model_name="feedbacklabel",
+            index=models.Index(fields=["label", "conversation"], name="feedbacklabel_label_idx"),
         ),
         migrations.AddConstraint(
-            model_name='feedbacklabel',
-            constraint=models.UniqueConstraint(fields=('conversation', 'feedback', 'label'), name='feedbacklabel_unique_conversation_feedback_label'),
+            model_name="feedbacklabel",
+            constraint=models.UniqueConstraint(
+                fields=("conversation", "feedback", "label"),
+                name="feedbacklabel_unique_conversation_feedback_label",
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(condition=models.Q(('on_active_path', True)), fields=['conversation', 'depth'], name='msg_active_path_idx'),
+            model_name="message",
+            index=models.Index(
+                condition=models.Q(("on_active_path", True)),
+                fields=["conversation", "depth"],
+                name="msg_active_path_idx",
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(fields=['conversation', 'parent'], name='msg_parent_idx'),
+            model_name="message",
+            index=models.Index(fields=["conversation", "parent"], name="msg_parent_idx"),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.UniqueConstraint(fields=('conversation', 'key'), name='message_unique_conversation_key'),
+            model_name="message",
+            constraint=models.UniqueConstraint(
+                fields=("conversation", "key"), name="message_unique_conversation_key"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.UniqueConstraint(fields=('conversation', 'position'), name='message_unique_conversation_position'),
+            model_name="message",
+            constraint=models.UniqueConstraint(
+                fields=("conversation", "position"), name="message_unique_conversation_position"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.CheckConstraint(condition=models.Q(('section__in', ['main', 'scenario'])), name='message_section_valid'),
+            model_name="message",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("section__in", ["main", "scenario"])), name="message_section_valid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.CheckConstraint(condition=models.Q(('content_form__in', ['string', 'parts', 'null'])), name='message_content_form_valid'),
+            model_name="message",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("content_form__in", ["string", "parts", "null"])),
+                name="message_content_form_valid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='feedback',
-            index=models.Index(fields=['score', 'conversation'], name='feedback_score_idx'),
+            model_name="feedback",
+            index=models.Index(fields=["score", "conversation"], name="feedback_score_idx"),
         ),
         migrations.AddConstraint(
-            model_name='feedback',
-            constraint=models.CheckConstraint(condition=models.Q(('origin__in', ['reviewer', 'masterbrain', 'chatgpt'])), name='feedback_origin_valid'),
+            model_name="feedback",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("origin__in", ["reviewer", "masterbrain", "chatgpt"])),
+                name="feedback_origin_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='feedback',
-            constraint=models.CheckConstraint(condition=models.Q(('score__in', [-1, 0, 1]), ('score__isnull', True), _connector='OR'), name='feedback_score_valid'),
+            model_name="feedback",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("score__in", [-1, 0, 1]), ("score__isnull", True), _connector="OR"),
+                name="feedback_score_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='feedback',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('author__isnull', False), ('origin', 'reviewer')), models.Q(models.Q(('origin', 'reviewer'), _negated=True), ('author__isnull', True)), _connector='OR'), name='feedback_reviewer_has_author'),
+            model_name="feedback",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("author__isnull", False), ("origin", "reviewer")),
+                    models.Q(models.Q(("origin", "reviewer"), _negated=True), ("author__isnull", True)),
+                    _connector="OR",
+                ),
+                name="feedback_reviewer_has_author",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='feedback',
-            constraint=models.UniqueConstraint(condition=models.Q(('author__isnull', False), ('message__isnull', True)), fields=('conversation', 'author'), name='feedback_unique_reviewer_conversation'),
+            model_name="feedback",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("author__isnull", False), ("message__isnull", True)),
+                fields=("conversation", "author"),
+                name="feedback_unique_reviewer_conversation",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='feedback',
-            constraint=models.UniqueConstraint(condition=models.Q(('author__isnull', False), ('message__isnull', False)), fields=('conversation', 'message', 'author'), name='feedback_unique_reviewer_message'),
+            model_name="feedback",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("author__isnull", False), ("message__isnull", False)),
+                fields=("conversation", "message", "author"),
+                name="feedback_unique_reviewer_message",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='feedback',
-            constraint=models.UniqueConstraint(condition=models.Q(('author__isnull', True), ('message__isnull', False)), fields=('conversation', 'message', 'origin'), name='feedback_unique_imported_message'),
+            model_name="feedback",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("author__isnull", True), ("message__isnull", False)),
+                fields=("conversation", "message", "origin"),
+                name="feedback_unique_imported_message",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='feedback',
-            constraint=models.UniqueConstraint(condition=models.Q(('author__isnull', True), ('message__isnull', True)), fields=('conversation', 'origin'), name='feedback_unique_imported_conversation'),
+            model_name="feedback",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("author__isnull", True), ("message__isnull", True)),
+                fields=("conversation", "origin"),
+                name="feedback_unique_imported_conversation",
+            ),
         ),
         migrations.AddIndex(
-            model_name='ingestionreceipt',
-            index=models.Index(fields=['source', '-created_at'], name='receipt_source_created_idx'),
+            model_name="ingestionreceipt",
+            index=models.Index(fields=["source", "-created_at"], name="receipt_source_created_idx"),
         ),
         migrations.AddIndex(
-            model_name='ingestionreceipt',
-            index=models.Index(fields=['payload_sha256'], name='receipt_sha_idx'),
+            model_name="ingestionreceipt",
+            index=models.Index(fields=["payload_sha256"], name="receipt_sha_idx"),
         ),
         migrations.AddConstraint(
-            model_name='ingestionreceipt',
-            constraint=models.CheckConstraint(condition=models.Q(('outcome__in', ['created', 'updated', 'unchanged', 'rejected'])), name='receipt_outcome_valid'),
+            model_name="ingestionreceipt",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("outcome__in", ["created", "updated", "unchanged", "rejected"])),
+                name="receipt_outcome_valid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['-last_activity_at', '-id'], name='conv_activity_idx'),
+            model_name="conversation",
+            index=models.Index(fields=["-last_activity_at", "-id"], name="conv_activity_idx"),
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['source', '-last_activity_at'], name='conv_source_activity_idx'),
+            model_name="conversation",
+            index=models.Index(fields=["source", "-last_activity_at"], name="conv_source_activity_idx"),
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['model_name', '-last_activity_at'], name='conv_model_activity_idx'),
+            model_name="conversation",
+            index=models.Index(fields=["model_name", "-last_activity_at"], name="conv_model_activity_idx"),
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['user_external_id'], name='conv_user_idx'),
+            model_name="conversation",
+            index=models.Index(fields=["user_external_id"], name="conv_user_idx"),
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['review_status', '-last_activity_at'], name='conv_status_activity_idx'),
+            model_name="conversation",
+            index=models.Index(
+                fields=["review_status", "-last_activity_at"], name="conv_status_activity_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(condition=models.Q(('tool_call_count__gt', 0)), fields=['-last_activity_at'], name='conv_with_tools_idx'),
+            model_name="conversation",
+            index=models.Index(
+                condition=models.Q(("tool_call_count__gt", 0)),
+                fields=["-last_activity_at"],
+                name="conv_with_tools_idx",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conversation',
-            constraint=models.UniqueConstraint(fields=('source', 'external_id'), name='conversation_unique_source_external_id'),
+            model_name="conversation",
+            constraint=models.UniqueConstraint(
+                fields=("source", "external_id"), name="conversation_unique_source_external_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conversation',
-            constraint=models.CheckConstraint(condition=models.Q(('input_format__in', ['openai', 'chat_document', 'record_qa', 'chat_history', 'chat_graph', 'chatgpt_export'])), name='conversation_input_format_valid'),
+            model_name="conversation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "input_format__in",
+                        [
+                            "openai",
+                            "chat_document",
+                            "record_qa",
+                            "chat_history",
+                            "chat_graph",
+                            "chatgpt_export",
+                        ],
+                    )
+                ),
+                name="conversation_input_format_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conversation',
-            constraint=models.CheckConstraint(condition=models.Q(('review_status__in', ['unreviewed', 'in_review', 'reviewed'])), name='conversation_review_status_valid'),
+            model_name="conversation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("review_status__in", ["unreviewed", "in_review", "reviewed"])),
+                name="conversation_review_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='apikey',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('source__isnull', False), ('user__isnull', True)), models.Q(('source__isnull', True), ('user__isnull', False)), _connector='OR'), name='apikey_belongs_to_source_xor_user'),
+            model_name="apikey",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("source__isnull", False), ("user__isnull", True)),
+                    models.Q(("source__isnull", True), ("user__isnull", False)),
+                    _connector="OR",
+                ),
+                name="apikey_belongs_to_source_xor_user",
+            ),
         ),
         migrations.AddIndex(
-            model_name='toolcall',
-            index=models.Index(fields=['name', 'conversation'], name='toolcall_name_idx'),
+            model_name="toolcall",
+            index=models.Index(fields=["name", "conversation"], name="toolcall_name_idx"),
         ),
         migrations.AddIndex(
-            model_name='toolcall',
-            index=models.Index(fields=['message', 'index'], name='toolcall_message_idx'),
+            model_name="toolcall",
+            index=models.Index(fields=["message", "index"], name="toolcall_message_idx"),
         ),
         migrations.AddConstraint(
-            model_name='toolcall',
-            constraint=models.UniqueConstraint(fields=('conversation', 'call_id'), name='toolcall_unique_conversation_call_id'),
+            model_name="toolcall",
+            constraint=models.UniqueConstraint(
+                fields=("conversation", "call_id"), name="toolcall_unique_conversation_call_id"
+            ),
         ),
         migrations.AddIndex(
-            model_name='injectedartifact',
-            index=models.Index(fields=['artifact_id'], name='artifact_id_idx'),
+            model_name="injectedartifact",
+            index=models.Index(fields=["artifact_id"], name="artifact_id_idx"),
         ),
         migrations.AddIndex(
-            model_name='injectedartifact',
-            index=models.Index(fields=['kind', 'conversation'], name='artifact_kind_idx'),
+            model_name="injectedartifact",
+            index=models.Index(fields=["kind", "conversation"], name="artifact_kind_idx"),
         ),
         migrations.AddConstraint(
-            model_name='injectedartifact',
-            constraint=models.UniqueConstraint(fields=('conversation', 'tool_call', 'artifact_id'), name='artifact_unique_conversation_call_id'),
+            model_name="injectedartifact",
+            constraint=models.UniqueConstraint(
+                fields=("conversation", "tool_call", "artifact_id"),
+                name="artifact_unique_conversation_call_id",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='injectedartifact',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['protocol', 'record', 'discussion', 'file', 'other'])), name='artifact_kind_valid'),
+            model_name="injectedartifact",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind__in", ["protocol", "record", "discussion", "file", "other"])),
+                name="artifact_kind_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='injectedartifact',
-            constraint=models.CheckConstraint(condition=models.Q(('requested', True), ('resolved', True), _connector='OR'), name='artifact_requested_or_resolved'),
+            model_name="injectedartifact",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("requested", True), ("resolved", True), _connector="OR"),
+                name="artifact_requested_or_resolved",
+            ),
         ),
     ]

@@ -48,5 +48,8 @@ def remove_roles(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("chats", "0002_conversation_search_index"), ("auth", "0012_alter_user_first_name_max_length")]
+    dependencies = [
+        ("chats", "0002_conversation_search_index"),
+        ("auth", "0012_alter_user_first_name_max_length"),
+    ]
     operations = [migrations.RunPython(create_roles, remove_roles)]

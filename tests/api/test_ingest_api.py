@@ -58,10 +58,13 @@ def test_a_named_format_that_does_not_match_says_what_was_expected(ingest_client
 
 
 def test_an_invalid_message_is_rejected_with_its_json_path(ingest_client):
-    document = {"chat_id": "c1", "main_messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": [42]},
-    ]}
+    document = {
+        "chat_id": "c1",
+        "main_messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [42]},
+        ],
+    }
 
     response = post_json(ingest_client, "/api/v1/ingest/", document)
 
@@ -78,7 +81,9 @@ def test_a_message_without_a_role_is_rejected_with_its_path(ingest_client):
 
 
 def test_a_body_that_is_not_json_gets_400_with_line_and_column_and_a_receipt(ingest_client):
-    response = ingest_client.post("/api/v1/ingest/", data=b'{"chat_history": [\n  {"role": }', content_type="application/json")
+    response = ingest_client.post(
+        "/api/v1/ingest/", data=b'{"chat_history": [\n  {"role": }', content_type="application/json"
+    )
 
     assert response.status_code == 400
     [error] = response.json()["errors"]
@@ -136,7 +141,11 @@ def test_a_key_writes_only_into_its_own_source(ingest_client, other_source, othe
     post_json(other, "/api/v1/ingest/", DOCUMENT)
     untouched = list(Message.objects.values_list("id", "text"))
 
-    response = post_json(ingest_client, "/api/v1/ingest/", {**DOCUMENT, "chat_history": [*HISTORY, {"role": "user", "content": "more"}]})
+    response = post_json(
+        ingest_client,
+        "/api/v1/ingest/",
+        {**DOCUMENT, "chat_history": [*HISTORY, {"role": "user", "content": "more"}]},
+    )
 
     assert response.json()["outcome"] == "created"
     assert Conversation.objects.count() == 2
@@ -144,7 +153,11 @@ def test_a_key_writes_only_into_its_own_source(ingest_client, other_source, othe
 
 
 def test_bulk_stores_good_items_even_when_others_fail(ingest_client):
-    documents = [DOCUMENT, {"chat_history": [{"content": "no role"}]}, {"conversation_id": "2", "chat_history": HISTORY}]
+    documents = [
+        DOCUMENT,
+        {"chat_history": [{"content": "no role"}]},
+        {"conversation_id": "2", "chat_history": HISTORY},
+    ]
 
     response = post_json(ingest_client, "/api/v1/ingest/bulk/", documents)
 
@@ -209,6 +222,8 @@ def test_a_raw_nul_byte_in_a_body_that_is_not_json_is_kept_in_the_receipt(ingest
 
 
 def test_nan_and_infinity_are_not_json(ingest_client):
-    response = ingest_client.post("/api/v1/ingest/", data=b'{"chat_history": [], "x": NaN}', content_type="application/json")
+    response = ingest_client.post(
+        "/api/v1/ingest/", data=b'{"chat_history": [], "x": NaN}', content_type="application/json"
+    )
 
     assert response.status_code == 400 and "NaN" in response.json()["errors"][0]["message"]

@@ -14,7 +14,10 @@ from chats.models import Conversation, Message, ToolCall
 text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
 part = st.one_of(
     st.builds(lambda t: {"type": "text", "text": t}, text),
-    st.builds(lambda u: {"type": "image_url", "image_url": u}, st.sampled_from(["https://e.org/a.png", "data:image/png;base64,AAAA"])),
+    st.builds(
+        lambda u: {"type": "image_url", "image_url": u},
+        st.sampled_from(["https://e.org/a.png", "data:image/png;base64,AAAA"]),
+    ),
     st.builds(lambda t: {"text": t}, text),
 )
 content = st.one_of(text, st.none(), st.lists(part, max_size=3))
@@ -30,8 +33,19 @@ def conversations(draw: st.DrawFn) -> dict:
     if draw(st.booleans()):
         call_id = "call_" + draw(st.text("abcdef0123456789", min_size=1, max_size=8))
         arguments = draw(st.one_of(st.just('{"q": 1}'), text))
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": "search", "arguments": arguments}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "search", "arguments": arguments},
+                    }
+                ],
+            }
+        )
         if draw(st.booleans()):
             messages.append({"role": "tool", "tool_call_id": call_id, "content": draw(text)})
     return {"chat_id": draw(st.text("abcdefgh", min_size=1, max_size=10)), "main_messages": messages}
@@ -39,9 +53,30 @@ def conversations(draw: st.DrawFn) -> dict:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(
-        st.sampled_from(["role", "content", "chat_id", "main_messages", "messages", "nodes", "mapping",
-                         "chat_history", "context", "tool_calls", "parent_id", "current_node", "x"]), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "role",
+                    "content",
+                    "chat_id",
+                    "main_messages",
+                    "messages",
+                    "nodes",
+                    "mapping",
+                    "chat_history",
+                    "context",
+                    "tool_calls",
+                    "parent_id",
+                    "current_node",
+                    "x",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
     max_leaves=20,
 )
 

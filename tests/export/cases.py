@@ -1,7 +1,7 @@
 """The input documents the round-trip tests run on, and the views they compare.
 
-Cases are the hand-written documents of `documents.py` plus every fixture under tests/fixtures/<format>/ that the
-parser of that format accepts (fixtures it rejects exist to test rejection, which is the parsers' business).
+Cases are the hand-written documents of `documents.py` plus every fixture under tests/fixtures/<format>/ that
+the parser of that format accepts (fixtures it rejects exist to test rejection, which is the parsers' business).
 """
 
 from __future__ import annotations
@@ -55,19 +55,19 @@ def format_pairs(cases: list[Any]) -> list[Any]:
     ]
 
 
-# --- same-format comparison -----------------------------------------------------------------------------------
+# --- same-format comparison ---
 
 
 def comparable(format: str, document: Any) -> Any:
     """The document with the differences a parse-then-export cannot avoid normalised away.
 
-    - A top-level key holding null reads the same as an absent one; an id or title sent as a number reads as its
-      decimal text.
-    - Times keep their instant, not their spelling: "+08:00", naive, "Z" and epoch-seconds forms become UTC ISO
-      text; ChatGPT's float seconds are compared to the millisecond.
-    - chat_document `human_feedback`: entries the parser reads as "no feedback" (score 0 without a comment, or
-      an invalid score) compare as null, trailing ones are dropped, and a list of nothing but those compares as
-      absent (a Masterbrain document always gets one entry per main message back).
+    - A top-level key holding null reads the same as an absent one; an id or title sent as a number reads as
+      its decimal text.
+    - Times keep their instant, not their spelling: "+08:00", naive, "Z" and epoch-seconds forms become UTC
+      ISO text; ChatGPT's float seconds are compared to the millisecond.
+    - chat_document `human_feedback`: entries the parser reads as "no feedback" (score 0 without a comment,
+      or an invalid score) compare as null, trailing ones are dropped, and a list of nothing but those compares
+      as absent (a Masterbrain document always gets one entry per main message back).
     - chat_graph nodes compare by node_id (the parser puts parents first).
     - ChatGPT's `conversation_id` duplicates `id`; the exporter always writes both.
     """
@@ -101,7 +101,7 @@ def comparable(format: str, document: Any) -> Any:
 
 
 def _instant(value: Any) -> Any:
-    """A time as a UTC ISO string, whatever way it was written (ISO with any offset or none, epoch seconds)."""
+    """A time as a UTC ISO string, however it was written (ISO with any offset or none, epoch seconds)."""
     if isinstance(value, str):
         try:
             value = float(value)
@@ -126,7 +126,7 @@ def _is_feedback(entry: Any) -> bool:
     return score != 0 or (isinstance(comment, str) and bool(comment.strip()))
 
 
-# --- cross-format comparison ----------------------------------------------------------------------------------
+# --- cross-format comparison ---
 
 
 def message_view(message: Message, target: str) -> dict[str, Any]:
@@ -142,9 +142,7 @@ def message_view(message: Message, target: str) -> dict[str, Any]:
     if can["reasoning"]:
         view["reasoning"] = message.reasoning
     if can["tool_calls"]:
-        view["tool_calls"] = [
-            (_call_id(call.call_id), call.name, call.arguments) for call in message.tool_calls
-        ]
+        view["tool_calls"] = [(_call_id(call.call_id), call.name, call.arguments) for call in message.tool_calls]
         view["tool_call_id"] = _call_id(message.tool_call_id)
     if can["message_context"]:
         view["context_pairs"] = message.context_pairs
@@ -161,7 +159,7 @@ def _call_id(call_id: str) -> str:
 
 
 def messages_view(conversation: Conversation, target: str) -> Any:
-    """The messages `target` holds: the active path for a linear format; the whole tree (by key) for a tree."""
+    """The messages `target` holds: the active path for a linear format, the whole tree (by key) for a tree."""
     if CAPABILITIES[target]["branches"]:
         return {
             message.key: {"parent": message.parent_key, **message_view(message, target)}
@@ -174,10 +172,16 @@ def artifacts_view(conversation: Conversation, target: str) -> list[tuple[str, s
     messages = conversation.messages if CAPABILITIES[target]["branches"] else active_path(conversation)
     exported = {m.key for m in messages}
     return sorted(
-        (a.kind, a.artifact_id, a.requested, a.resolved)
-        for a in conversation.artifacts
-        if a.message_key in exported
+        (a.kind, a.artifact_id, a.requested, a.resolved) for a in conversation.artifacts if a.message_key in exported
     )
+
+
+def feedback_view(conversation: Conversation, target: str) -> list[tuple[int, int | None, str]]:
+    """Per-message feedback by the message's place on the active path (keys change with the format)."""
+    if not CAPABILITIES[target]["feedback"]:
+        return []
+    place = {m.key: index for index, m in enumerate(active_path(conversation))}
+    return sorted((place[f.message_key], f.score, f.comment) for f in conversation.feedback if f.message_key in place)
 
 
 def fields_view(conversation: Conversation, target: str) -> dict[str, Any]:

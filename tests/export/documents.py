@@ -1,7 +1,7 @@
 """Real-shaped input documents, one or two per format, written from the seeds and formats.md.
 
-The round-trip tests run on these and on every fixture under tests/fixtures/<format>/ that the parsers accept, so
-the exporters are exercised on tool calls, injections, feedback, branches and hidden messages even where the
+The round-trip tests run on these and on every fixture under tests/fixtures/<format>/ that the parsers accept,
+so the exporters are exercised on tool calls, injections, feedback, branches and hidden messages even where the
 fixtures happen not to have them.
 """
 
@@ -14,11 +14,7 @@ PROTOCOL_ID = "airalogy.id.lab.example.project.demo.protocol.pcr_setup.v.0.0.1"
 RECORD_ID = "airalogy.id.record.5f0c2c4e-9a43-4a53-8d4b-2f1e0c6a7b11.v.2"
 
 _PROTOCOL_RESULT = json.dumps(
-    {
-        "airalogy_protocols": [
-            {"airalogy_protocol_id": PROTOCOL_ID, "markdown": "# PCR setup", "field_json_schema": {}}
-        ]
-    }
+    {"airalogy_protocols": [{"airalogy_protocol_id": PROTOCOL_ID, "markdown": "# PCR setup", "field_json_schema": {}}]}
 )
 _RECORD_RESULT = json.dumps(
     {
@@ -325,7 +321,7 @@ DOCUMENTS: dict[str, dict[str, Any]] = {
         "masterbrain_with_feedback": CHAT_DOCUMENT,
         "history_with_null_scenario": CHAT_DOCUMENT_HISTORY,
     },
-    "record_qa": {"seed_protocol_injection": RECORD_QA},
+    "record_qa": {"seed_001_protocol_injection": RECORD_QA},
     "chat_history": {"multimodal_with_context": CHAT_HISTORY},
     "chat_graph": {"seed_with_a_regenerated_answer": CHAT_GRAPH},
     "chatgpt_export": {"branches_hidden_system_and_python": CHATGPT_EXPORT},

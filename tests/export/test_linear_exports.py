@@ -166,9 +166,7 @@ def test_chat_document_carries_the_conversation_fields_and_its_other_top_level_k
 
     document = export_conversation(conversation, "chat_document").document
 
-    assert {
-        key: value for key, value in document.items() if key not in ("main_messages", "human_feedback")
-    } == {
+    assert {key: value for key, value in document.items() if key not in ("main_messages", "human_feedback")} == {
         "chat_id": "airalogy.id.chat.0001",
         "user_id": "u-1",
         "title": "PCR bands",
@@ -231,9 +229,7 @@ def test_formats_without_feedback_say_they_drop_it() -> None:
 
 def test_record_qa_keeps_its_injection_context_as_received() -> None:
     conversation = injection_conversation()
-    conversation.injection_context = {
-        "inject_airalogy_records": {"enabled": False, "airalogy_record_ids": []}
-    }
+    conversation.injection_context = {"inject_airalogy_records": {"enabled": False, "airalogy_record_ids": []}}
 
     document = export_conversation(conversation, "record_qa").document
 

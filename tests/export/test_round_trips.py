@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from chats.export import CAPABILITIES, export_conversation
+from chats.export import CAPABILITIES, active_path, export_conversation
 from chats.ingest import detect_format, parse_document
 
 from .cases import (
     artifacts_view,
     comparable,
+    feedback_view,
     fields_view,
     format_pairs,
     input_cases,
@@ -25,12 +26,11 @@ from .cases import (
 
 CASES = input_cases()
 PAIRS = format_pairs(CASES)
+TREE_PAIRS = [pair for pair in PAIRS if CAPABILITIES[pair.values[1]]["branches"]]
 
 
 @pytest.mark.parametrize(("format", "document"), CASES)
-def test_exporting_in_the_format_a_conversation_came_in_gives_the_document_back(
-    format: str, document: Any
-) -> None:
+def test_exporting_in_the_format_a_conversation_came_in_gives_the_document_back(format: str, document: Any) -> None:
     conversation = parse_document(document, format=format)
 
     result = export_conversation(conversation, format)
@@ -61,6 +61,7 @@ def test_a_conversation_exported_in_another_format_reads_back_with_what_that_for
     assert again.format == target  # detected, not named
     assert messages_view(again, target) == messages_view(conversation, target)
     assert fields_view(again, target) == fields_view(conversation, target)
+    assert feedback_view(again, target) == feedback_view(conversation, target)
     if CAPABILITIES[target]["artifacts"]:
         assert artifacts_view(again, target) == artifacts_view(conversation, target)
     if CAPABILITIES[target]["metadata"]:
@@ -71,19 +72,13 @@ def test_a_conversation_exported_in_another_format_reads_back_with_what_that_for
         }
 
 
-@pytest.mark.parametrize(("source", "target", "document"), PAIRS)
+@pytest.mark.parametrize(("source", "target", "document"), TREE_PAIRS)
 def test_a_tree_format_keeps_the_active_branch(source: str, target: str, document: Any) -> None:
-    if not CAPABILITIES[target]["branches"]:
-        pytest.skip("a linear format holds only the active path")
     conversation = parse_document(document, format=source)
 
     again = parse_document(export_conversation(conversation, target).document)
 
-    assert [m.key for m in again.messages if m.key == again.active_leaf_key] == [
-        m.key
-        for m in conversation.messages
-        if m.key == (conversation.active_leaf_key or conversation.messages[-1].key)
-    ]
+    assert [m.key for m in active_path(again)] == [m.key for m in active_path(conversation)]
 
 
 @pytest.mark.parametrize(("source", "target", "document"), PAIRS)

@@ -13,15 +13,32 @@ from chats.models import Conversation, IngestionReceipt, InjectedArtifact, Messa
 
 HISTORY = [
     {"role": "user", "content": "Why are there nonspecific PCR bands?"},
-    {"role": "assistant", "content": "", "tool_calls": [{"id": "call_abc123", "type": "function", "function": {
-        "name": "airalogy_search", "arguments": "{\"keywords\":[\"PCR\",\"nonspecific bands\"]}"}}]},
-    {"role": "tool", "tool_call_id": "call_abc123", "content": "{\"search_result\":\"Possible primer dimers.\"}"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "call_abc123",
+                "type": "function",
+                "function": {
+                    "name": "airalogy_search",
+                    "arguments": '{"keywords":["PCR","nonspecific bands"]}',
+                },
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_abc123", "content": '{"search_result":"Possible primer dimers."}'},
     {"role": "assistant", "content": "Possible causes include contamination or primer dimer formation."},
 ]
 
 
 def chat_document(messages: list[dict], chat_id: str = "airalogy.id.chat.5b0f1b8e-0c1c-4e57-9c43-6d1f0f6b2a10") -> dict:
-    return {"chat_id": chat_id, "user_id": "u-1", "model": {"name": "qwen3.5-flash"}, "main_messages": messages}
+    return {
+        "chat_id": chat_id,
+        "user_id": "u-1",
+        "model": {"name": "qwen3.5-flash"},
+        "main_messages": messages,
+    }
 
 
 def ingest(source: Source, document: object, **kwargs: object) -> services.IngestResult:
@@ -64,8 +81,11 @@ def test_sending_the_same_document_twice_says_unchanged_and_changes_nothing(sour
 @pytest.mark.django_db
 def test_resending_a_longer_history_appends_messages(source):
     ingest(source, chat_document(HISTORY))
-    longer = [*HISTORY, {"role": "user", "content": "And how do I avoid them?"},
-              {"role": "assistant", "content": "Use a touchdown PCR."}]
+    longer = [
+        *HISTORY,
+        {"role": "user", "content": "And how do I avoid them?"},
+        {"role": "assistant", "content": "Use a touchdown PCR."},
+    ]
 
     result = ingest(source, chat_document(longer))
 
@@ -145,20 +165,41 @@ def test_injected_artifacts_are_stored_with_their_call(source):
     protocol_id = "airalogy.id.lab.example.project.demo.protocol.pcr_setup.v.0.0.1"
     messages = [
         {"role": "user", "content": "Explain this protocol."},
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_p", "type": "function", "function": {
-            "name": "inject_airalogy_protocols", "arguments": f"{{\"airalogy_protocol_ids\":[\"{protocol_id}\"]}}"}}]},
-        {"role": "tool", "tool_call_id": "call_p", "content": (
-            f"{{\"airalogy_protocols\":[{{\"airalogy_protocol_id\":\"{protocol_id}\",\"markdown\":\"# PCR\"}}]}}")},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_p",
+                    "type": "function",
+                    "function": {
+                        "name": "inject_airalogy_protocols",
+                        "arguments": f'{{"airalogy_protocol_ids":["{protocol_id}"]}}',
+                    },
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_p",
+            "content": (f'{{"airalogy_protocols":[{{"airalogy_protocol_id":"{protocol_id}","markdown":"# PCR"}}]}}'),
+        },
         {"role": "assistant", "content": "This protocol defines a PCR setup."},
     ]
-    document = {"context": {"inject_airalogy_protocols": {"enabled": True, "airalogy_protocol_ids": [protocol_id]}},
-                "main_messages": messages}
+    document = {
+        "context": {"inject_airalogy_protocols": {"enabled": True, "airalogy_protocol_ids": [protocol_id]}},
+        "main_messages": messages,
+    }
 
     result = ingest(source, document)
 
     artifact = InjectedArtifact.objects.get()
     assert (artifact.kind, artifact.artifact_id, artifact.requested, artifact.resolved) == (
-        "protocol", protocol_id, True, True)
+        "protocol",
+        protocol_id,
+        True,
+        True,
+    )
     assert artifact.tool_call.call_id == "call_p" and artifact.payload["markdown"] == "# PCR"
     assert result.conversation.injection_context["inject_airalogy_protocols"]["enabled"] is True
 
@@ -188,9 +229,14 @@ def test_a_failure_in_the_middle_of_a_conversation_leaves_nothing_stored(source,
 
 @pytest.mark.django_db
 def test_masterbrain_human_feedback_is_imported_once(source):
-    document = chat_document(HISTORY) | {"human_feedback": [
-        {"score": 0, "additional": ""}, {"score": 0, "additional": ""}, {"score": 0, "additional": ""},
-        {"score": -1, "additional": "too vague"}]}
+    document = chat_document(HISTORY) | {
+        "human_feedback": [
+            {"score": 0, "additional": ""},
+            {"score": 0, "additional": ""},
+            {"score": 0, "additional": ""},
+            {"score": -1, "additional": "too vague"},
+        ]
+    }
 
     ingest(source, document)
     again = ingest(source, document)
@@ -242,6 +288,8 @@ def test_two_clients_posting_the_same_new_conversation_at_once_make_one_conversa
 def test_full_text_search_vector_is_built_from_message_text(source):
     ingest(source, chat_document(HISTORY))
 
-    found = Conversation.objects.extra(where=["search_vector @@ plainto_tsquery('english', %s)"], params=["primer dimers"])
+    found = Conversation.objects.extra(
+        where=["search_vector @@ plainto_tsquery('english', %s)"], params=["primer dimers"]
+    )
 
     assert found.count() == 1

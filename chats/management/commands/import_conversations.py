@@ -28,8 +28,15 @@ class Command(BaseCommand):
         parser.add_argument("--source", default="import", help="The source to import into (created if needed).")
         parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
 
-    def handle(self, *args: Any, paths: list[Path], format_name: str | None, source: str, no_progress: bool,
-               **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        paths: list[Path],
+        format_name: str | None,
+        source: str,
+        no_progress: bool,
+        **options: Any,
+    ) -> None:
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise CommandError(f"No such file or folder: {', '.join(missing)}")
@@ -43,7 +50,10 @@ class Command(BaseCommand):
                 failures.append(f"{item.label}: {item.error}")
                 continue
             result = services.conversation_ingest(
-                source=source_obj, document=item.document, format=format_name, message_feedback=item.message_feedback
+                source=source_obj,
+                document=item.document,
+                format=format_name,
+                message_feedback=item.message_feedback,
             )
             counts[result.outcome] += 1
             if result.errors:

@@ -69,10 +69,15 @@ class Command(BaseCommand):
                 continue
             good = number % 3 != 1
             services.feedback_submit(
-                author=reviewer, conversation=conversation, message=answer, score=1 if good else -1,
+                author=reviewer,
+                conversation=conversation,
+                message=answer,
+                score=1 if good else -1,
                 labels=[labels["helpful"]] if good else [labels["hallucination"]],
                 comment="Clear and grounded in the protocol." if good else "Cites a step the protocol does not have.",
-                correction="" if good else "Step 4 of the injected protocol does not mention an extension time; "
+                correction=""
+                if good
+                else "Step 4 of the injected protocol does not mention an extension time; "
                 "check the protocol's current version before changing it.",
             )
             if number % 4 == 0:
