@@ -266,6 +266,19 @@ class Message(models.Model):
     def __str__(self) -> str:
         return f"{self.role} #{self.position}"
 
+    def siblings(self) -> MessageQuerySet:
+        """This message and the others with the same parent (the branches at this point), by arrival."""
+        return Message.objects.filter(conversation_id=self.conversation_id, parent_id=self.parent_id).order_by(
+            "sibling_index"
+        )
+
+    def path_from_root(self) -> list[Message]:
+        """The messages from the root down to this one (one query per level: for tests and the admin)."""
+        path = [self]
+        while path[-1].parent_id is not None:
+            path.append(Message.objects.get(pk=path[-1].parent_id))
+        return path[::-1]
+
     @property
     def excerpt(self) -> str:
         text = " ".join(self.text.split())
