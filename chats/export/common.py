@@ -20,7 +20,11 @@ RECIPIENT_CALL_TYPE = "recipient"
 
 @dataclass(slots=True)
 class ExportResult:
-    """An exported document, ready for `json.dumps`, and what the target format could not hold."""
+    """An exported document, ready for `json.dumps`, and what the target format could not hold.
+
+    The document shares objects with the conversation (messages go out as received): serialise it, do not
+    mutate it.
+    """
 
     document: Any
     omitted: list[str] = field(default_factory=list)
@@ -74,7 +78,7 @@ def children_by_parent(messages: Iterable[Message]) -> dict[str | None, list[str
 
 # --- messages as received ---
 
-# Formats whose messages are OpenAI chat messages (chat_history's add optional `context` pairs), so a message
+# Formats whose messages are OpenAI chat messages (chat_history's may also carry `context` pairs), so a message
 # received in one is valid as-is in another.
 OPENAI_MESSAGE_FORMATS = frozenset({"openai", "chat_document", "record_qa", "chat_history"})
 
@@ -82,7 +86,7 @@ OPENAI_MESSAGE_FORMATS = frozenset({"openai", "chat_document", "record_qa", "cha
 def goes_out_raw(conversation: Conversation, message: Message, target: str) -> bool:
     """Whether the message is exported exactly as received, rather than rebuilt from its canonical fields.
 
-    So it is when the target's messages have the shape of the input's: then nothing the client sent is lost.
+    It is whenever the target's messages have the shape of the input's, so that nothing the client sent is lost.
     """
     if not isinstance(message.raw, dict):
         return False
@@ -118,8 +122,8 @@ def openai_part(part: dict[str, Any]) -> Any:
 
 
 def text_of(parts: list[dict[str, Any]]) -> str:
-    """The text parts joined, for formats whose content is a single string."""
-    return "".join(str(part.get("text", "")) for part in parts if part.get("type") == "text")
+    """The text parts, one per line (as the parsers render them), for content that must be one string."""
+    return "\n".join(str(part.get("text", "")) for part in parts if part.get("type") == "text")
 
 
 def openai_content(message: Message, *, single_text_as_string: bool = False) -> Any:

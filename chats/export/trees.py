@@ -126,23 +126,28 @@ def export_chatgpt(conversation: Conversation) -> ExportResult:
     children = children_by_parent(messages)
     keys = {m.key for m in messages}
 
-    # Messages hang from one message-less root. A same-format export brings back the root the nodes name (its
-    # children listed as the nodes list them); otherwise every canonical root hangs from a new one.
+    # Messages hang from a message-less root. A same-format export brings back the roots the received nodes
+    # name; otherwise (and for a root-level message without its received node) a new root is made.
     root_ids = _chatgpt_roots(conversation) if same_format else []
     if not root_ids:
         root_ids = [CHATGPT_ROOT_ID]
+    root_of: dict[str, str] = {}
+    for message in messages:
+        if message.parent_key is None or message.parent_key not in keys:
+            named = message.raw.get("parent") if same_format and isinstance(message.raw, dict) else None
+            root_of[message.key] = named if named in root_ids else root_ids[0]
     for root_id in root_ids:
         mapping[root_id] = {
             "id": root_id,
             "message": None,
             "parent": None,
-            "children": _root_children(conversation, root_id, same_format),
+            "children": [key for key, root in root_of.items() if root == root_id],
         }
     for message in messages:
         if goes_out_raw(conversation, message, "chatgpt_export"):
-            mapping[message.key] = message.raw
+            mapping[message.key] = _with_children(message.raw, children.get(message.key, []))
             continue
-        parent = message.parent_key if message.parent_key in keys else root_ids[0]
+        parent = message.parent_key if message.parent_key in keys else root_of[message.key]
         mapping[message.key] = {
             "id": message.key,
             "message": _chatgpt_message(message),
@@ -191,11 +196,14 @@ def _chatgpt_roots(conversation: Conversation) -> list[str]:
     return roots
 
 
-def _root_children(conversation: Conversation, root_id: str, same_format: bool) -> list[str]:
-    if same_format:
-        return [m.key for m in conversation.messages if isinstance(m.raw, dict) and m.raw.get("parent") == root_id]
-    keys = {m.key for m in conversation.messages}
-    return [m.key for m in conversation.messages if m.parent_key is None or m.parent_key not in keys]
+def _with_children(node: dict[str, Any], child_keys: list[str]) -> dict[str, Any]:
+    """A received node, its `children` completed with messages added after it was received (a new branch)."""
+    listed = node.get("children")
+    listed = listed if isinstance(listed, list) else []
+    missing = [key for key in child_keys if key not in listed]
+    if not missing:
+        return node
+    return {**node, "children": [*listed, *missing]}
 
 
 def _chatgpt_message(message: Message) -> dict[str, Any]:

@@ -7,6 +7,7 @@ messages, tool calls, artifacts and fields wherever CAPABILITIES says Y can hold
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -90,3 +91,27 @@ def test_a_linear_format_says_when_it_drops_branches(source: str, target: str, d
 
     says_so = any("not on the active path" in note for note in omitted)
     assert says_so == (branched and not CAPABILITIES[target]["branches"])
+
+
+@pytest.mark.parametrize(("format", "document"), CASES)
+def test_a_conversation_without_its_received_messages_exports_from_its_fields(format: str, document: Any) -> None:
+    # Messages rebuilt from canonical fields (no `raw`) must still read back the same in their own format.
+    conversation = parse_document(document, format=format)
+    for message in conversation.messages:
+        message.raw = None
+
+    again = parse_document(export_conversation(conversation, format).document)
+
+    assert again.format == format
+    assert messages_view(again, format) == messages_view(conversation, format)
+    assert feedback_view(again, format) == feedback_view(conversation, format)
+
+
+@pytest.mark.parametrize(("source", "target", "document"), PAIRS)
+def test_an_export_is_plain_json_and_the_same_every_time(source: str, target: str, document: Any) -> None:
+    conversation = parse_document(document, format=source)
+
+    first = json.dumps(export_conversation(conversation, target).document, ensure_ascii=False)
+    second = json.dumps(export_conversation(conversation, target).document, ensure_ascii=False)
+
+    assert first == second

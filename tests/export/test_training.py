@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import pytest
 
 from chats.export import training_record
+from chats.ingest import parse_document
 
 from .builders import branched_conversation, call, injection_conversation, tool_conversation
+from .cases import input_cases
 
 PROVENANCE = {"source": "masterbrain", "external_id": "airalogy.id.chat.0001", "feedback_ids": [7]}
 
@@ -142,3 +147,17 @@ def test_the_same_conversation_always_gives_the_same_line() -> None:
     }
 
     assert len(lines) == 1
+
+
+@pytest.mark.parametrize(("format", "document"), input_cases())
+def test_every_input_gives_a_training_line_with_declared_tools_and_no_reasoning(format: str, document: Any) -> None:
+    conversation = parse_document(document, format=format)
+
+    record = training_record(conversation, corrections={}, provenance={"format": format})
+
+    line = json.dumps(record, ensure_ascii=False)
+    assert "reasoning_content" not in line
+    assert "<think>" not in line
+    called = {call["function"]["name"] for m in record["messages"] for call in m.get("tool_calls", [])}
+    assert {tool["function"]["name"] for tool in record.get("tools", [])} == called
+    assert record["metadata"] == {"format": format}

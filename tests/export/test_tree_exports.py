@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from chats.export import export_conversation
+from chats.ingest import parse_document
 
-from .builders import branched_conversation, tool_conversation
+from .builders import branched_conversation, text_message, tool_conversation
+from .documents import CHATGPT_EXPORT
 
 
 def test_chat_graph_keeps_every_branch_with_its_parent_links_and_epoch_timestamps() -> None:
@@ -105,3 +107,18 @@ def test_hidden_messages_stay_hidden_in_chatgpt_export_and_are_reported_elsewher
 
     assert chatgpt.document["mapping"]["m1"]["message"]["weight"] == 0.0
     assert "hidden flags (hidden messages exported as visible)" in openai.omitted
+
+
+def test_a_branch_added_after_a_chatgpt_import_is_listed_among_its_parents_children() -> None:
+    conversation = parse_document(CHATGPT_EXPORT)
+    regenerated = text_message("a4", "assistant", "Here is a better plot.", "t1")
+    conversation.messages.append(regenerated)
+    conversation.active_leaf_key = "a4"
+
+    document = export_conversation(conversation, "chatgpt_export").document
+
+    assert document["mapping"]["t1"]["children"] == ["a3", "a4"]
+    assert document["mapping"]["a4"]["parent"] == "t1"
+    assert document["mapping"]["aaa-root"]["children"] == ["sys"]
+    assert document["current_node"] == "a4"
+    assert CHATGPT_EXPORT["mapping"]["t1"]["children"] == ["a3"]  # the received node is not changed
