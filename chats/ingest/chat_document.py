@@ -31,9 +31,7 @@ _SCORES = frozenset({-1, 0, 1})
 
 
 def matches(document: Any) -> bool:
-    return isinstance(document, dict) and any(
-        isinstance(document.get(key), list) for key in MESSAGE_LIST_KEYS
-    )
+    return isinstance(document, dict) and any(isinstance(document.get(key), list) for key in MESSAGE_LIST_KEYS)
 
 
 def parse(document: Any) -> Conversation:
@@ -42,9 +40,7 @@ def parse(document: Any) -> Conversation:
     return parse_wrapped(document, format_name=NAME)
 
 
-def parse_wrapped(
-    document: dict[str, Any], *, format_name: str, context_key: str | None = None
-) -> Conversation:
+def parse_wrapped(document: dict[str, Any], *, format_name: str, context_key: str | None = None) -> Conversation:
     """Parse a wrapper document; ``context_key`` names the key holding the Record QA injection context."""
     issues = Issues()
     list_key = next(key for key in MESSAGE_LIST_KEYS if isinstance(document.get(key), list))
@@ -101,14 +97,10 @@ def _read_model(conversation: Conversation, model: Any, issues: Issues) -> bool:
     return False
 
 
-def _read_feedback(
-    conversation: Conversation, entries: Any, main_messages: list[Message], issues: Issues
-) -> bool:
+def _read_feedback(conversation: Conversation, entries: Any, main_messages: list[Message], issues: Issues) -> bool:
     """Attach human_feedback, one entry per main message in order; False when it is not a list at all."""
     if not isinstance(entries, list):
-        issues.warn(
-            "/human_feedback", "human_feedback must be a list (one entry per main message); kept in metadata"
-        )
+        issues.warn("/human_feedback", "human_feedback must be a list (one entry per main message); kept in metadata")
         return False
     if len(entries) != len(main_messages):
         issues.warn(

@@ -66,9 +66,7 @@ def parse(document: Any) -> Conversation:
             parent_of[key] = by_id[key].parent_key = None
     ordered, in_cycle = parents_first(parent_of)
     for key in in_cycle:
-        issues.error(
-            f"/nodes/{node_index[key]}/parent_id", f"node '{key}' is in or under a cycle of parent_id links"
-        )
+        issues.error(f"/nodes/{node_index[key]}/parent_id", f"node '{key}' is in or under a cycle of parent_id links")
     issues.raise_errors()
     messages = [by_id[key] for key in ordered]
     require_messages(messages, "/nodes")
@@ -149,9 +147,7 @@ def _read_node(node: Any, path: str, issues: Issues) -> Message | None:
     return message
 
 
-def _latest_leaf(
-    messages: list[Message], parent_of: dict[str, str | None], node_index: dict[str, int]
-) -> str:
+def _latest_leaf(messages: list[Message], parent_of: dict[str, str | None], node_index: dict[str, int]) -> str:
     """The leaf with the latest timestamp (ties and missing timestamps: the later node in the list)."""
     parents = set(parent_of.values())
     leaves = [message for message in messages if message.key not in parents]

@@ -90,9 +90,7 @@ class _Parser:
         parent_of = self._parent_links(mapping)
         ordered, in_cycle = parents_first(parent_of)
         for node_id in in_cycle:
-            issues.error(
-                pointer("/mapping", node_id, "parent"), f"node '{node_id}' is in or under a cycle of parents"
-            )
+            issues.error(pointer("/mapping", node_id, "parent"), f"node '{node_id}' is in or under a cycle of parents")
         issues.raise_errors()
 
         # A node without a message stands for its nearest ancestor that has one.
@@ -140,9 +138,7 @@ class _Parser:
                 self.issues.error(f"{path}/parent", "parent must be a node id or null")
                 continue
             if parent is not None and not isinstance(mapping.get(parent), dict):
-                self.issues.warn(
-                    f"{path}/parent", f"parent '{parent}' is not in the mapping; treated as a root"
-                )
+                self.issues.warn(f"{path}/parent", f"parent '{parent}' is not in the mapping; treated as a root")
                 parent = None
             parent_of[node_id] = parent
         return parent_of
@@ -315,9 +311,7 @@ def _thoughts(thoughts: Any) -> str:
     for thought in thoughts:
         if isinstance(thought, dict):
             block = "\n".join(
-                piece
-                for piece in (thought.get("summary"), thought.get("content"))
-                if isinstance(piece, str) and piece
+                piece for piece in (thought.get("summary"), thought.get("content")) if isinstance(piece, str) and piece
             )
             if block:
                 blocks.append(block)
@@ -341,9 +335,7 @@ _CONTENT_READERS: dict[str, Callable[[dict[str, Any], str, Issues], list[dict[st
     "code": lambda content, path, issues: _text(content.get("text")),
     "execution_output": lambda content, path, issues: _text(content.get("text")),
     "reasoning_recap": lambda content, path, issues: _text(content.get("content")),
-    "tether_browsing_display": lambda content, path, issues: _text(
-        content.get("result") or content.get("summary")
-    ),
+    "tether_browsing_display": lambda content, path, issues: _text(content.get("result") or content.get("summary")),
     "tether_quote": lambda content, path, issues: _tether_quote(content),
     "system_error": lambda content, path, issues: _system_error(content),
     "user_editable_context": lambda content, path, issues: _text(
@@ -362,9 +354,7 @@ def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> 
     """
     if not isinstance(feedback, list):
         return [Issue("", "message feedback must be a list")]
-    by_id = {
-        conversation.external_id: conversation for conversation in conversations if conversation.external_id
-    }
+    by_id = {conversation.external_id: conversation for conversation in conversations if conversation.external_id}
     message_keys: dict[str, set[str]] = {}
     warnings: list[Issue] = []
     for index, entry in enumerate(feedback):
@@ -380,9 +370,7 @@ def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> 
         if conversation_id not in message_keys:
             message_keys[conversation_id] = {message.key for message in conversation.messages}
         if not isinstance(message_id, str) or message_id not in message_keys[conversation_id]:
-            warnings.append(
-                Issue(f"{path}/message_id", f"no message {message_id!r} in that conversation; ignored")
-            )
+            warnings.append(Issue(f"{path}/message_id", f"no message {message_id!r} in that conversation; ignored"))
             continue
         rating = entry.get("rating")
         score = _RATINGS.get(rating) if isinstance(rating, str) else None

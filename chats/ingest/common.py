@@ -204,9 +204,7 @@ def _audio_part(value: Any) -> dict[str, Any] | None:
 def _file_part(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
-    fields = {
-        key: value[key] for key in ("file_id", "file_data", "filename") if isinstance(value.get(key), str)
-    }
+    fields = {key: value[key] for key in ("file_id", "file_data", "filename") if isinstance(value.get(key), str)}
     return {"type": "file", **fields} if fields else None
 
 
@@ -322,15 +320,8 @@ def context_pairs(value: Any, path: str, issues: Issues) -> list[list[str]] | No
         issues.warn(path, "context must be a list of [string, string] pairs; kept verbatim")
         return None
     for index, pair in enumerate(value):
-        if not (
-            isinstance(pair, list)
-            and len(pair) == 2
-            and isinstance(pair[0], str)
-            and isinstance(pair[1], str)
-        ):
-            issues.warn(
-                pointer(path, index), "a context pair must be two strings; the context is kept verbatim"
-            )
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], str)):
+            issues.warn(pointer(path, index), "a context pair must be two strings; the context is kept verbatim")
             return None
     return value
 

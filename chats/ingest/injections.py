@@ -91,9 +91,7 @@ def _call_artifacts(
         for item in _resolved_items(result, kind, result_path, warnings):
             item_id = _item_id(item, kind)
             if item_id is None:
-                warnings.append(
-                    Issue(result_path, f"a resolved {kind} has no id; it is not recorded as an artifact")
-                )
+                warnings.append(Issue(result_path, f"a resolved {kind} has no id; it is not recorded as an artifact"))
                 continue
             artifact = by_id.get(item_id)
             if artifact is None:
@@ -159,9 +157,7 @@ def _resolved_items(result: Message, kind: str, path: str, warnings: list[Issue]
     try:
         decoded = json.loads(result.text)
     except json.JSONDecodeError as exc:
-        warnings.append(
-            Issue(path, f"injection result is not JSON ({exc}); artifacts come from the arguments only")
-        )
+        warnings.append(Issue(path, f"injection result is not JSON ({exc}); artifacts come from the arguments only"))
         return []
     if isinstance(decoded, list):
         return [item for item in decoded if isinstance(item, dict)]

@@ -36,9 +36,7 @@ def parse(document: Any) -> Conversation:
     messages, warnings = parse_messages(document, path="")
     require_messages(messages, "")
     artifacts, artifact_warnings = extract_artifacts(messages)
-    return Conversation(
-        format=NAME, messages=messages, artifacts=artifacts, warnings=warnings + artifact_warnings
-    )
+    return Conversation(format=NAME, messages=messages, artifacts=artifacts, warnings=warnings + artifact_warnings)
 
 
 def parse_messages(
@@ -104,24 +102,16 @@ class MessageChain:
         self._parent = key
         extra = {name: value for name, value in raw.items() if name not in _MESSAGE_KEYS}
 
-        for field_name in ("name", "tool_call_id", "reasoning_content", "refusal"):
-            value = raw.get(field_name)
-            if value is None:
-                continue
-            if isinstance(value, int) and field_name == "tool_call_id" and not isinstance(value, bool):
-                value = str(value)
-            if not isinstance(value, str):
-                issues.warn(f"{path}/{field_name}", f"{field_name} is not a string; kept in extra")
-                extra[field_name] = value
-            elif field_name == "name":
-                message.name = value
-            elif field_name == "tool_call_id":
-                message.tool_call_id = value
-            elif field_name == "reasoning_content":
-                message.reasoning = value
-            elif value:
-                # The `refusal` key becomes a refusal part so that it shows and exports like one.
-                message.parts.append({"type": "refusal", "refusal": value})
+        tool_call_id = raw.get("tool_call_id")
+        if isinstance(tool_call_id, int) and not isinstance(tool_call_id, bool):
+            tool_call_id = str(tool_call_id)  # some loggers number their calls
+        message.name = self._string_field("name", raw.get("name"), path, extra)
+        message.tool_call_id = self._string_field("tool_call_id", tool_call_id, path, extra)
+        message.reasoning = self._string_field("reasoning_content", raw.get("reasoning_content"), path, extra)
+        refusal = self._string_field("refusal", raw.get("refusal"), path, extra)
+        if refusal:
+            # The `refusal` key becomes a refusal part so that it shows and exports like one.
+            message.parts.append({"type": "refusal", "refusal": refusal})
 
         if role == "assistant":
             message.parts, inline_reasoning = extract_inline_reasoning(message.parts)
@@ -131,12 +121,20 @@ class MessageChain:
                 )
         message.text = render_text(message.parts)
 
-        if "tool_calls" in raw and raw["tool_calls"] is not None:
+        if raw.get("tool_calls") is not None:
             self._add_tool_calls(message, raw["tool_calls"], f"{path}/tool_calls")
-        if "function_call" in raw and raw["function_call"] is not None:
+        if raw.get("function_call") is not None:
             self._add_function_call(message, raw["function_call"], f"{path}/function_call")
         message.extra = extra
         self.messages.append(message)
+
+    def _string_field(self, key: str, value: Any, path: str, extra: dict[str, Any]) -> str:
+        """A string field's value ("" when absent); a value of another type is kept in extra, with a warning."""
+        if value is None or isinstance(value, str):
+            return value or ""
+        self.issues.warn(f"{path}/{key}", f"{key} is not a string; kept in extra")
+        extra[key] = value
+        return ""
 
     def _add_tool_calls(self, message: Message, calls: Any, path: str) -> None:
         issues = self.issues

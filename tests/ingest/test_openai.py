@@ -44,9 +44,10 @@ def test_tool_call_is_parsed_with_its_arguments_and_linked_to_its_result():
     assert call.call_id == "call_abc123"
     assert call.type == "function"
     assert call.name == "airalogy_search"
-    assert call.arguments == load_fixture("openai/pcr_nonspecific_bands_tool_call.json")[2]["tool_calls"][0][
-        "function"
-    ]["arguments"]
+    assert (
+        call.arguments
+        == load_fixture("openai/pcr_nonspecific_bands_tool_call.json")[2]["tool_calls"][0]["function"]["arguments"]
+    )
     assert call.parsed_arguments == {
         "keywords": ["PCR", "nonspecific bands", "primer dimer", "annealing temperature"],
         "top_k": 3,
@@ -248,7 +249,9 @@ def test_duplicate_call_ids_give_a_warning():
             {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "f"}}]},
         ]
     )
-    assert warnings_of(conversation) == [("/2/tool_calls/0", "tool call id 'c1' is used twice (first at /0/tool_calls/0)")]
+    assert warnings_of(conversation) == [
+        ("/2/tool_calls/0", "tool call id 'c1' is used twice (first at /0/tool_calls/0)")
+    ]
 
 
 # --- legacy function calls -------------------------------------------------------------------------------------
@@ -293,7 +296,10 @@ def test_reasoning_content_is_kept_apart_from_the_answer():
 
 def test_inline_think_in_string_content_becomes_reasoning_and_the_raw_keeps_it():
     assistant = parse_fixture("reasoning_refusal_and_extras").messages[4]
-    assert assistant.reasoning == "A gradient should bracket the estimate: from about 52 °C to 62 °C. Eight wells on most cyclers."
+    assert (
+        assistant.reasoning
+        == "A gradient should bracket the estimate: from about 52 °C to 62 °C. Eight wells on most cyclers."
+    )
     assert assistant.text.startswith("Run a gradient from 52 °C to 62 °C")
     assert assistant.content_is_string
     assert assistant.raw["content"].startswith("<think>")
@@ -379,8 +385,16 @@ def test_parse_messages_uses_the_given_path_section_and_first_parent():
             "function must be an object",
         ),
         ([{"role": "assistant", "function_call": "f()"}], "/0/function_call", "function_call must be an object"),
-        ([{"role": "assistant", "function_call": {"arguments": "{}"}}], "/0/function_call", "a function_call needs a name"),
-        ([{"role": "user", "content": [{"type": "text", "text": "a"}, 3]}], "/0/content/1", "a content part must be an object or a string"),
+        (
+            [{"role": "assistant", "function_call": {"arguments": "{}"}}],
+            "/0/function_call",
+            "a function_call needs a name",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": "a"}, 3]}],
+            "/0/content/1",
+            "a content part must be an object or a string",
+        ),
         ([], "", "the conversation has no messages"),
     ],
 )
