@@ -32,7 +32,7 @@ class Command(BaseCommand):
     help = "Load demo conversations (every format, tools, injections, branches, feedback). Idempotent."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--count", type=int, default=44, help="Generated conversations (fixtures come on top).")
+        parser.add_argument("--count", type=int, default=34, help="Generated conversations (fixtures come on top).")
 
     def handle(self, *args: Any, count: int, **options: Any) -> None:
         source, _ = services.source_get_or_create(name=DEMO_SOURCE)
