@@ -77,7 +77,7 @@ class SourceAdmin(admin.ModelAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         create_key = path(
-            "<path:object_id>/create-key/",
+            "<int:object_id>/create-key/",
             self.admin_site.admin_view(self.create_key_view),
             name="chats_source_create_key",
         )
@@ -121,7 +121,7 @@ class SourceAdmin(admin.ModelAdmin):
             rows,
         )
 
-    def create_key_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def create_key_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
         """GET: a form. POST: create a key for the source and show it, this one time only."""
         source = get_object_or_404(Source, pk=object_id)
         if not (self.has_view_permission(request, source) and request.user.has_perm("chats.add_apikey")):
@@ -629,6 +629,12 @@ class FeedbackAdmin(admin.ModelAdmin):
                 before=before,
                 after=None,
             )
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, set[str], Any]:
+        # Its label rows go with the feedback; that they are read-only on their own does not stop this.
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        perms_needed.discard(str(FeedbackLabel._meta.verbose_name))
+        return deleted, counts, perms_needed, protected
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Feedback]) -> None:
         for feedback in queryset.select_related("conversation", "message"):

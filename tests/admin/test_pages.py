@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from chats import services
 from chats.models import (
     ApiKey,
     AuditEvent,
@@ -21,8 +22,13 @@ from chats.models import (
     Source,
     ToolCall,
 )
-from chats import services
 from tests.admin import builders
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings: Any) -> None:
+    builders.use_fast_password_hasher(settings)
+
 
 ROLES = ["user", "assistant", "tool", "assistant"]
 
@@ -154,6 +160,19 @@ def test_conversation_page_lists_messages_in_order_with_their_calls_and_injectio
     assert f"protocol <code>{builders.PROTOCOL_ID}</code> (well formed; requested and resolved)" in table
     assert "protocol <code>not-an-id</code> (malformed id; requested, not resolved)" in table
     assert "answers call_7_0" in table
+
+
+def test_a_very_long_thread_is_cut_and_says_so(
+    client: Client, admin_user: User, source: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("chats.admin.THREAD_TABLE_LIMIT", 6)
+    conversation = builders.conversation(source, turns=3)
+    client.force_login(admin_user)
+
+    page = client.get(f"/admin/chats/conversation/{conversation.pk}/change/").content.decode()
+
+    assert "The first 6 of 12 messages." in page
+    assert page.count("<tr><td><a href='/admin/chats/message/") == 6
 
 
 def test_conversation_page_escapes_untrusted_message_text(client: Client, admin_user: User, source: Source) -> None:
