@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
@@ -18,7 +19,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -84,14 +84,16 @@ class SourceAdmin(admin.ModelAdmin):
         return [create_key, *super().get_urls()]
 
     def save_model(self, request: HttpRequest, obj: Source, form: Any, change: bool) -> None:
-        if change:
-            super().save_model(request, obj, form, change)
-            return
-        # A new source is made by the service, which audits it; the form's other fields are then applied.
+        # Sources are written by the services, which audit every change.
         with transaction.atomic():
-            source, _ = services.source_get_or_create(name=obj.name, actor=request.user)
-            obj.pk, obj.created_at = source.pk, source.created_at
-            obj.save(update_fields=["description", "is_active"])
+            if change:
+                stored = Source.objects.select_for_update().get(pk=obj.pk)
+            else:
+                stored, _ = services.source_get_or_create(name=obj.name, actor=request.user)
+                obj.pk, obj.created_at = stored.pk, stored.created_at
+            services.source_update(
+                source=stored, description=obj.description, is_active=obj.is_active, actor=request.user
+            )
 
     @admin.display(description="API keys")
     def api_keys(self, obj: Source) -> str:
@@ -596,39 +598,20 @@ class FeedbackAdmin(admin.ModelAdmin):
         return ", ".join(label.name for label in obj.labels.order_by("name")) or "-"
 
     def save_model(self, request: HttpRequest, obj: Feedback, form: Any, change: bool) -> None:
-        with transaction.atomic():
-            stored = Feedback.objects.select_related("message").get(pk=obj.pk)
-            before = stored.snapshot()
-            obj.updated_at = timezone.now()
-            super().save_model(request, obj, form, change)
-            after = obj.snapshot()
-            services.feedback_summary_refresh(obj.conversation)
-            if before != after:
-                services.audit_record(
-                    actor=request.user,
-                    action="feedback.updated",
-                    target_type="feedback",
-                    target_id=str(obj.uuid),
-                    conversation_uuid=obj.conversation.uuid,
-                    before=before,
-                    after=after,
-                )
+        assert isinstance(request.user, User)  # the admin site lets only signed-in staff this far
+        stored = Feedback.objects.select_related("message", "conversation").get(pk=obj.pk)
+        services.feedback_update(
+            actor=request.user,
+            feedback=stored,
+            score=obj.score,
+            labels=list(stored.labels.all()),
+            comment=obj.comment,
+            correction=obj.correction,
+        )
 
     def delete_model(self, request: HttpRequest, obj: Feedback) -> None:
-        with transaction.atomic():
-            before = obj.snapshot()
-            conversation, uuid = obj.conversation, obj.uuid
-            super().delete_model(request, obj)
-            services.feedback_summary_refresh(conversation)
-            services.audit_record(
-                actor=request.user,
-                action="feedback.deleted",
-                target_type="feedback",
-                target_id=str(uuid),
-                conversation_uuid=conversation.uuid,
-                before=before,
-                after=None,
-            )
+        assert isinstance(request.user, User)
+        services.feedback_delete(actor=request.user, feedback=obj)
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, set[str], Any]:
         # Its label rows go with the feedback; that they are read-only on their own does not stop this.

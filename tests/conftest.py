@@ -33,6 +33,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings: Any) -> None:
+    # The default hasher takes about a second per user; tests sign in with known passwords or force_login.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _user_in(username: str, group: str | None, **extra: Any) -> User:
     user = User.objects.create_user(username=username, password="correct horse battery staple", **extra)
     if group:

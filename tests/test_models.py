@@ -11,12 +11,6 @@ from django.db import IntegrityError, transaction
 from chats.models import ApiKey, Conversation, Feedback, InputFormat, Message, Source, ToolCall
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hasher(settings: Any) -> None:
-    # The reviewer fixture hashes a password; the default hasher takes over a second.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _conversation(source: Source, external_id: str = "chat-1") -> Conversation:
     return Conversation.objects.create(source=source, external_id=external_id, input_format=InputFormat.OPENAI)
 

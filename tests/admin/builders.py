@@ -13,12 +13,6 @@ from chats.models import Conversation, Label, Source
 PROTOCOL_ID = "airalogy.id.lab.demo.project.pcr.protocol.pcr_basics.v.0.0.1"
 
 
-def use_fast_password_hasher(settings: Any) -> None:
-    """The default hasher takes over a second per user made by the shared fixtures; these tests log in by
-    force_login, so the hash strength does not matter to them."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def openai_document(n: int, *, turns: int = 1) -> list[dict[str, Any]]:
     """A user question, an injection call and its result, and an answer; `turns` times over.
 

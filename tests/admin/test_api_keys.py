@@ -6,7 +6,6 @@ import hashlib
 import uuid
 from typing import Any
 
-import pytest
 from django.apps import apps
 from django.contrib.auth.models import User
 from django.core import serializers
@@ -15,12 +14,6 @@ from rest_framework.test import APIClient
 
 from chats import services
 from chats.models import ApiKey, AuditEvent, Source
-from tests.admin import builders
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hasher(settings: Any) -> None:
-    builders.use_fast_password_hasher(settings)
 
 
 def _receipt_status(raw_key: str) -> int:

@@ -24,12 +24,6 @@ from chats.models import (
 )
 from tests.admin import builders
 
-
-@pytest.fixture(autouse=True)
-def _fast_password_hasher(settings: Any) -> None:
-    builders.use_fast_password_hasher(settings)
-
-
 ROLES = ["user", "assistant", "tool", "assistant"]
 
 # Every list: session, user, then the page's rows and whatever its filters need.

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
 from chats.models import AuditEvent, Conversation, Feedback, Label, Source
 from tests.admin import builders
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hasher(settings: Any) -> None:
-    builders.use_fast_password_hasher(settings)
-
 
 READ_ONLY = [
     "conversation",
