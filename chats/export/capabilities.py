@@ -109,10 +109,10 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
     },
     "chat_graph": {
         "branches": True,
-        "tool_calls": False,
-        "artifacts": False,
+        "tool_calls": True,
+        "artifacts": True,
         "feedback": False,
-        "reasoning": False,
+        "reasoning": True,
         "message_context": True,
         "conversation_context": False,
         "injection_context": False,
@@ -128,10 +128,10 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
     },
     "chatgpt_export": {
         "branches": True,
-        "tool_calls": False,
-        "artifacts": False,
+        "tool_calls": True,
+        "artifacts": True,
         "feedback": False,
-        "reasoning": False,
+        "reasoning": True,
         "message_context": False,
         "conversation_context": False,
         "injection_context": False,
@@ -148,13 +148,9 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
 }
 
 # Where a format keeps something in a non-native place, the note says so instead of calling it lost.
+# (Tool calls, their results, reasoning and so injected artifacts are not among these: chat_graph carries them as
+# OpenAI-style keys of a node's message and chatgpt_export in a message's metadata, and both parsers read them back.)
 _KEPT_ELSEWHERE: dict[tuple[str, str], str] = {
-    ("chat_graph", "tool_calls"): "tool calls (kept as extra message keys)",
-    ("chat_graph", "reasoning"): "reasoning (kept as an extra message key)",
-    ("chat_graph", "artifacts"): "injected artifacts (their tool calls kept as extra message keys)",
-    ("chatgpt_export", "artifacts"): "injected artifacts (their tool calls kept in message metadata)",
-    ("chatgpt_export", "tool_calls"): "tool calls (kept in message metadata)",
-    ("chatgpt_export", "reasoning"): "reasoning (kept in message metadata)",
     ("chatgpt_export", "message_context"): "message context pairs (kept in message metadata)",
 }
 

@@ -12,6 +12,7 @@ from chats.ingest.canonical import Conversation, Message
 
 from .capabilities import omitted_notes
 from .common import (
+    RECIPIENT_CALL_TYPE,
     ExportResult,
     active_path,
     chatgpt_fields_note,
@@ -58,8 +59,8 @@ def _graph_node(conversation: Conversation, message: Message) -> Any:
         "content": _graph_content(message),
         "context": [list(pair) for pair in message.context_pairs],
     }
-    # The format has no place for these: they ride as OpenAI-style keys of the message, which a chat_graph
-    # reader keeps as unknown keys and an OpenAI-style export brings back.
+    # The format has no place for these: they ride as OpenAI-style keys of the message, which the chat_graph
+    # parser reads back (and an OpenAI-style reader of the node's message would understand).
     if message.tool_calls:
         body["tool_calls"] = [openai_tool_call(call) for call in message.tool_calls]
     if message.tool_call_id:
@@ -207,9 +208,16 @@ def _with_children(node: dict[str, Any], child_keys: list[str]) -> dict[str, Any
 
 
 def _chatgpt_message(message: Message) -> dict[str, Any]:
+    # ChatGPT has no tool_calls: they go in the message's metadata, which the chatgpt_export parser reads back.
+    # A call that is the message's own `recipient` travels as that, natively.
     metadata: dict[str, Any] = {}
-    if message.tool_calls:
-        metadata["tool_calls"] = [openai_tool_call(call) for call in message.tool_calls]
+    calls = [
+        call
+        for call in message.tool_calls
+        if not (call.type == RECIPIENT_CALL_TYPE and message.recipient and call.name == message.recipient)
+    ]
+    if calls:
+        metadata["tool_calls"] = [openai_tool_call(call) for call in calls]
     if message.tool_call_id:
         metadata["tool_call_id"] = message.tool_call_id
     if message.reasoning:

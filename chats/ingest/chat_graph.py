@@ -2,13 +2,19 @@
 
 ``{conversation_id, nodes: [{node_id, parent_id, timestamp, message: {id, author: {role, metadata},
 content: {content_type, parts}, context}}]}``. Several nodes with the same parent are branches.
+
+The format has no place of its own for tool calls, the call a tool message answers, or reasoning kept apart from
+the answer: they travel as OpenAI-style keys of the node's message (``tool_calls``, ``function_call``,
+``tool_call_id``, ``reasoning_content``, ``name``, ``refusal``), read by the openai parser's own rules. Tool results
+are linked to their calls by id, and injected artifacts are read from the injection calls, as for OpenAI messages.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from chats.ingest.canonical import Conversation, Message
+from chats.ingest.canonical import Conversation, Issue, Message
 from chats.ingest.common import (
     Issues,
     content_parts,
@@ -22,13 +28,57 @@ from chats.ingest.common import (
     shape_error,
     unmapped_keys,
 )
+from chats.ingest.injections import extract_artifacts
+from chats.ingest.openai import MessageChain
 
 NAME = "chat_graph"
 EXPECTS = "an object with a 'nodes' list"
 
 _MAPPED = frozenset({"conversation_id", "nodes"})
 _NODE_KEYS = frozenset({"node_id", "parent_id", "timestamp", "message"})
-_MESSAGE_KEYS = frozenset({"id", "author", "content", "context"})
+# OpenAI-style keys a node's message may carry (see OpenAIStyleKeys).
+OPENAI_STYLE_KEYS = frozenset({"name", "tool_calls", "function_call", "tool_call_id", "refusal", "reasoning_content"})
+_MESSAGE_KEYS = frozenset({"id", "author", "content", "context"}) | OPENAI_STYLE_KEYS
+_NODE_PATH = re.compile(r"^(/nodes/\d+)/")
+
+
+class OpenAIStyleKeys(MessageChain):
+    """Reads the OpenAI-style keys a tree format's message carries, by the openai parser's own rules.
+
+    Tool calls (invalid JSON arguments, custom calls, missing ids, legacy ``function_call``), ``tool_call_id``,
+    ``reasoning_content``, ``name`` and ``refusal`` mean what they mean in an OpenAI message. Each message is read
+    on its own (its key and parent come from the tree); call ids are checked for reuse across the conversation.
+    """
+
+    def read(self, message: Message, fields: dict[str, Any], path: str, extra: dict[str, Any]) -> None:
+        """Read the keys of ``fields`` (found at ``path``) into ``message``; a value of the wrong type goes to
+        ``extra`` with a warning, as in an OpenAI message."""
+        name = self._string_field("name", fields.get("name"), path, extra)
+        if name and not message.name:
+            message.name = name
+        elif name and name != message.name:
+            extra["name"] = name  # the author's name wins; a different one is not lost
+        tool_call_id = fields.get("tool_call_id")
+        if isinstance(tool_call_id, int) and not isinstance(tool_call_id, bool):
+            tool_call_id = str(tool_call_id)  # some loggers number their calls
+        message.tool_call_id = self._string_field("tool_call_id", tool_call_id, path, extra)
+        reasoning = self._string_field("reasoning_content", fields.get("reasoning_content"), path, extra)
+        if reasoning:
+            # As in an OpenAI message: the reasoning_content first, then any inline reasoning already found.
+            message.reasoning = f"{reasoning}\n\n{message.reasoning}" if message.reasoning else reasoning
+        refusal = self._string_field("refusal", fields.get("refusal"), path, extra)
+        if refusal:
+            message.parts.append({"type": "refusal", "refusal": refusal})
+            message.text = render_text(message.parts)
+        if fields.get("tool_calls") is not None:
+            self._add_tool_calls(message, fields["tool_calls"], f"{path}/tool_calls")
+        if fields.get("function_call") is not None:
+            self._add_function_call(message, fields["function_call"], f"{path}/function_call")
+
+    def link(self, messages: list[Message]) -> None:
+        """Link results to calls by id across ``messages`` (parents first), warning about loose ends."""
+        self.messages = messages
+        self._link_results()
 
 
 def matches(document: Any) -> bool:
@@ -40,11 +90,12 @@ def parse(document: Any) -> Conversation:
         raise shape_error(NAME, EXPECTS)
     issues = Issues()
     conversation_id = external_id(document.get("conversation_id"), "/conversation_id", issues)
+    keys = OpenAIStyleKeys(issues)
     by_id: dict[str, Message] = {}
     node_index: dict[str, int] = {}
     parent_of: dict[str, str | None] = {}
     for index, node in enumerate(document["nodes"]):
-        message = _read_node(node, f"/nodes/{index}", issues)
+        message = _read_node(node, f"/nodes/{index}", issues, keys)
         if message is None:
             continue
         if message.key in by_id:
@@ -70,6 +121,8 @@ def parse(document: Any) -> Conversation:
     issues.raise_errors()
     messages = [by_id[key] for key in ordered]
     require_messages(messages, "/nodes")
+    keys.link(messages)
+    artifacts, artifact_warnings = extract_artifacts(messages)
 
     return Conversation(
         format=NAME,
@@ -77,11 +130,17 @@ def parse(document: Any) -> Conversation:
         external_id=conversation_id,
         metadata=unmapped_keys(document, _MAPPED),
         active_leaf_key=_latest_leaf(messages, parent_of, node_index),
-        warnings=issues.warnings,
+        artifacts=artifacts,
+        warnings=issues.warnings + [_in_node_message(warning) for warning in artifact_warnings],
     )
 
 
-def _read_node(node: Any, path: str, issues: Issues) -> Message | None:
+def _in_node_message(warning: Issue) -> Issue:
+    """An artifact warning located in the node's message (the injections module points below the node)."""
+    return Issue(_NODE_PATH.sub(r"\1/message/", warning.path, count=1), warning.message)
+
+
+def _read_node(node: Any, path: str, issues: Issues, keys: OpenAIStyleKeys) -> Message | None:
     if not isinstance(node, dict):
         issues.error(path, "a node must be an object")
         return None
@@ -137,6 +196,7 @@ def _read_node(node: Any, path: str, issues: Issues) -> Message | None:
 
     extra = unmapped_keys(node, _NODE_KEYS)
     extra.update(unmapped_keys(body, _MESSAGE_KEYS))
+    keys.read(message, body, f"{path}/message", extra)
     if body.get("context") is not None:
         pairs = context_pairs(body["context"], f"{path}/message/context", issues)
         if pairs is None:

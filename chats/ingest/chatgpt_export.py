@@ -4,6 +4,11 @@ A conversation is a tree in ``mapping`` (node id -> ``{id, message | null, paren
 without a message (the root, usually) are skipped and their children hang from the nearest ancestor that has
 one. There are no ``tool_calls``: an assistant message addressed to a tool (``recipient: "python"``) is the
 call, answered by the next ``tool`` message of that branch whose author name is the tool.
+
+Conversations exported from this application into this format also carry OpenAI-style ``tool_calls``,
+``tool_call_id`` and ``reasoning_content`` in a message's ``metadata`` (ChatGPT has no place for them): they are
+read by the openai parser's rules and their results linked by id. The message's ``metadata`` stays in ``extra``
+verbatim. ChatGPT's metadata is its own, so a ``tool_calls`` there that cannot be read is a warning, never an error.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from chats.ingest.canonical import (
     ParseError,
     ToolCall,
 )
+from chats.ingest.chat_graph import OpenAIStyleKeys
 from chats.ingest.common import (
     Issues,
     external_id,
@@ -34,6 +40,7 @@ from chats.ingest.common import (
     shape_error,
     unmapped_keys,
 )
+from chats.ingest.injections import extract_artifacts
 
 NAME = "chatgpt_export"
 EXPECTS = "an object with a 'mapping' object and a 'current_node' (or an array of them)"
@@ -52,6 +59,9 @@ _MAPPED = frozenset(
 )
 _MESSAGE_KEYS = frozenset({"id", "author", "content", "create_time", "recipient", "weight"})
 _RATINGS = {"thumbsUp": 1, "thumbsDown": -1}
+# The OpenAI-style keys read from a message's metadata.
+_METADATA_KEYS = ("tool_calls", "tool_call_id", "reasoning_content")
+_RECIPIENT_CALL = "recipient"
 
 
 def matches(document: Any) -> bool:
@@ -82,6 +92,8 @@ class _Parser:
         self.document = document
         self.issues = Issues()
         self.by_key: dict[str, Message] = {}
+        # Reads the metadata's OpenAI-style keys into issues of its own, which are drained after every message.
+        self.metadata_keys = OpenAIStyleKeys(Issues())
 
     def parse(self) -> Conversation:
         document, issues = self.document, self.issues
@@ -108,7 +120,8 @@ class _Parser:
                 self.by_key[node_id] = message
         issues.raise_errors()
         require_messages(messages, "/mapping")
-        self._link_recipient_calls(messages)
+        self._link_results(messages)
+        artifacts, artifact_warnings = extract_artifacts(messages)
 
         default_model = document.get("default_model_slug")
         model_name = default_model if isinstance(default_model, str) else _last_model_slug(messages)
@@ -123,7 +136,8 @@ class _Parser:
             ended_at=parse_timestamp(document.get("update_time"), "/update_time", issues),
             metadata=unmapped_keys(document, _MAPPED),
             active_leaf_key=self._active_leaf(document.get("current_node"), nearest),
-            warnings=issues.warnings,
+            artifacts=artifacts,
+            warnings=issues.warnings + _in_messages(artifact_warnings, messages),
         )
 
     def _parent_links(self, mapping: dict[str, Any]) -> dict[str, str | None]:
@@ -191,19 +205,46 @@ class _Parser:
             message.tool_calls.append(
                 ToolCall(
                     call_id=node_id,
-                    type="recipient",
+                    type=_RECIPIENT_CALL,
                     name=recipient,
                     arguments=arguments,
                     parsed_arguments=parsed,
                 )
             )
+        if any(key in metadata for key in _METADATA_KEYS):
+            self._read_metadata_keys(message, metadata, f"{path}/metadata")
         return message
 
-    def _link_recipient_calls(self, messages: list[Message]) -> None:
-        """Point each tool message at the call it answers: the nearest assistant ancestor addressed to it, in
-        the same turn (the search stops at a user message)."""
+    def _read_metadata_keys(self, message: Message, metadata: dict[str, Any], path: str) -> None:
+        """The OpenAI-style keys of a message's metadata (written by this application's exporter)."""
+        fields = {key: metadata[key] for key in _METADATA_KEYS if key in metadata}
+        # Values of the wrong type stay where they are: in the metadata, which `extra` keeps verbatim.
+        self.metadata_keys.read(message, fields, path, extra={})
+        found = self.metadata_keys.issues
+        self.issues.warnings.extend(found.warnings)
+        for error in found.errors:
+            self.issues.warn(error.path, f"{error.message}; ignored")
+        found.warnings.clear()
+        found.errors.clear()
+
+    def _link_results(self, messages: list[Message]) -> None:
+        """Point each tool message at the call it answers, and warn about results and calls left over.
+
+        A message whose metadata names a ``tool_call_id`` answers that call. Any other tool message answers the
+        nearest assistant ancestor addressed to it, in the same turn (the search stops at a user message).
+        """
+        calls = {call.call_id for message in messages for call in message.tool_calls}
         answered: set[str] = set()
         for message in messages:
+            if message.tool_call_id:
+                if message.tool_call_id in calls:
+                    answered.add(message.tool_call_id)
+                else:
+                    self.issues.warn(
+                        message.source_path,
+                        f"orphan result: tool_call_id '{message.tool_call_id}' matches no call",
+                    )
+                continue
             if message.role != "tool":
                 continue
             ancestor_key = message.parent_key
@@ -211,7 +252,7 @@ class _Parser:
                 ancestor = self.by_key[ancestor_key]
                 if ancestor.role == "user":
                     break
-                if ancestor.tool_calls and ancestor.recipient == message.name:
+                if ancestor.recipient == message.name and _recipient_call(ancestor) is not None:
                     message.tool_call_id = ancestor.key
                     answered.add(ancestor.key)
                     break
@@ -222,8 +263,16 @@ class _Parser:
                     f"orphan result: no earlier message of this turn calls '{message.name}'",
                 )
         for message in messages:
-            if message.tool_calls and message.key not in answered:
-                self.issues.warn(message.source_path, f"unanswered call: '{message.recipient}' never answers")
+            for call in message.tool_calls:
+                if call.call_id in answered:
+                    continue
+                if call.type == _RECIPIENT_CALL:
+                    self.issues.warn(message.source_path, f"unanswered call: '{message.recipient}' never answers")
+                else:
+                    self.issues.warn(
+                        f"{message.source_path}/message/metadata/tool_calls/{call.index}",
+                        f"unanswered call: no result for '{call.call_id}'",
+                    )
 
     def _active_leaf(self, current_node: Any, nearest: dict[str, str | None]) -> str | None:
         if current_node is None:
@@ -232,6 +281,34 @@ class _Parser:
             return nearest[current_node]
         self.issues.warn("/current_node", f"current_node {current_node!r} is not in the mapping; ignored")
         return None
+
+
+def _recipient_call(message: Message) -> ToolCall | None:
+    for call in message.tool_calls:
+        if call.type == _RECIPIENT_CALL:
+            return call
+    return None
+
+
+def _in_messages(warnings: list[Issue], messages: list[Message]) -> list[Issue]:
+    """Artifact warnings located where the call or result really is in its node (the injections module points
+    below the node, as if it were an OpenAI message)."""
+    by_path = {message.source_path: message for message in messages}
+    located = []
+    for warning in warnings:
+        tokens = warning.path.split("/")  # "", "mapping", node id, then what the injections module names
+        message = by_path.get("/".join(tokens[:3]))
+        if message is None or len(tokens) < 4:
+            located.append(warning)
+            continue
+        rest = "/".join(tokens[3:])
+        if tokens[3] == "tool_calls":
+            index = int(tokens[4]) if len(tokens) > 4 and tokens[4].isdigit() else None
+            call = next((call for call in message.tool_calls if call.index == index), None)
+            # A recipient call is the message's content; the others are in its metadata.
+            rest = "content" if call is not None and call.type == _RECIPIENT_CALL else f"metadata/{rest}"
+        located.append(Issue(f"{message.source_path}/message/{rest}", warning.message))
+    return located
 
 
 def _last_model_slug(messages: list[Message]) -> str:

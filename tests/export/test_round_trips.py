@@ -28,6 +28,12 @@ from .cases import (
 CASES = input_cases()
 PAIRS = format_pairs(CASES)
 TREE_PAIRS = [pair for pair in PAIRS if CAPABILITIES[pair.values[1]]["branches"]]
+# Conversations with tool calls going into a tree format, which carries them outside its native fields.
+TOOL_TREE_PAIRS = [
+    pair
+    for pair in TREE_PAIRS
+    if any(m.tool_calls for m in parse_document(pair.values[2], format=pair.values[0]).messages)
+]
 
 
 @pytest.mark.parametrize(("format", "document"), CASES)
@@ -80,6 +86,38 @@ def test_a_tree_format_keeps_the_active_branch(source: str, target: str, documen
     again = parse_document(export_conversation(conversation, target).document)
 
     assert [m.key for m in active_path(again)] == [m.key for m in active_path(conversation)]
+
+
+def test_tool_calls_go_into_the_tree_formats_from_every_format_that_has_them() -> None:
+    sources = {(pair.values[0], pair.values[1]) for pair in TOOL_TREE_PAIRS}
+    assert {target for _, target in sources} == {"chat_graph", "chatgpt_export"}
+    assert {source for source, _ in sources} >= {"openai", "chat_document", "record_qa", "chat_graph", "chatgpt_export"}
+
+
+@pytest.mark.parametrize(("source", "target", "document"), TOOL_TREE_PAIRS)
+def test_a_tree_format_keeps_tool_calls_results_and_artifacts(source: str, target: str, document: Any) -> None:
+    conversation = parse_document(document, format=source)
+
+    result = export_conversation(conversation, target)
+    again = parse_document(result.document)
+
+    def calls(c: Any) -> dict[str, Any]:
+        return {
+            m.key: [(call.call_id, call.name, call.arguments) for call in m.tool_calls]
+            for m in c.messages
+            if m.tool_calls
+        }
+
+    def results(c: Any) -> dict[str, str]:
+        return {m.key: m.tool_call_id for m in c.messages if m.tool_call_id}
+
+    def artifacts(c: Any) -> list[tuple[str, str]]:
+        return sorted((a.kind, a.artifact_id) for a in c.artifacts)
+
+    assert calls(again) == calls(conversation)
+    assert results(again) == results(conversation)
+    assert artifacts(again) == artifacts(conversation)
+    assert not any("tool calls" in note or "artifacts" in note or "reasoning" in note for note in result.omitted)
 
 
 @pytest.mark.parametrize(("source", "target", "document"), PAIRS)

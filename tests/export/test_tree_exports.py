@@ -5,8 +5,12 @@ from __future__ import annotations
 from chats.export import export_conversation
 from chats.ingest import parse_document
 
-from .builders import branched_conversation, text_message, tool_conversation
+from .builders import branched_conversation, injection_conversation, text_message, tool_conversation
 from .documents import CHATGPT_EXPORT
+
+PROTOCOL = (
+    "airalogy.id.lab.example.project.demo.protocol.pcr.v.0.0.1"  # the one builders.injection_conversation injects
+)
 
 
 def test_chat_graph_keeps_every_branch_with_its_parent_links_and_epoch_timestamps() -> None:
@@ -79,15 +83,57 @@ def test_chatgpt_export_hangs_the_messages_from_a_message_less_root_and_points_a
     assert message["recipient"] == "all"
 
 
-def test_chatgpt_export_keeps_tool_calls_in_message_metadata_and_says_so() -> None:
+def test_chatgpt_export_keeps_tool_calls_in_message_metadata_and_reads_them_back() -> None:
     result = export_conversation(tool_conversation(format="openai"), "chatgpt_export")
 
     mapping = result.document["mapping"]
     calling = next(node for node in mapping.values() if node["id"] == "m3")
     assert calling["message"]["metadata"]["tool_calls"][0]["id"] == "call_abc123"
+    assert calling["message"]["metadata"]["reasoning_content"] == "I should search first."
     assert mapping["m4"]["message"]["metadata"]["tool_call_id"] == "call_abc123"
-    assert "tool calls (kept in message metadata)" in result.omitted
-    assert "reasoning (kept in message metadata)" in result.omitted
+    assert result.omitted == ["user id"]  # nothing about tool calls or reasoning: they come back
+    again = parse_document(result.document)
+    by_key = {m.key: m for m in again.messages}
+    assert [(c.call_id, c.name, c.arguments) for c in by_key["m3"].tool_calls] == [
+        ("call_abc123", "airalogy_search", '{"keywords":["PCR"]}')
+    ]
+    assert by_key["m3"].reasoning == "I should search first."
+    assert by_key["m4"].tool_call_id == "call_abc123"
+    assert again.warnings == []
+
+
+def test_chat_graph_reads_back_tool_calls_and_the_artifacts_they_inject() -> None:
+    result = export_conversation(injection_conversation(), "chat_graph")
+
+    again = parse_document(result.document)
+
+    assert again.format == "chat_graph"
+    assert not any("tool calls" in note or "artifacts" in note for note in result.omitted)
+    [calling] = [m for m in again.messages if m.tool_calls]
+    assert [(c.call_id, c.name, c.parsed_arguments) for c in calling.tool_calls] == [
+        ("call_inj", "inject_airalogy_protocols", {"airalogy_protocol_ids": [PROTOCOL]})
+    ]
+    assert [(a.kind, a.artifact_id, a.requested, a.resolved) for a in again.artifacts] == [
+        ("protocol", PROTOCOL, True, True)
+    ]
+    assert again.warnings == []
+
+
+def test_a_chatgpt_recipient_call_travels_as_its_recipient_only() -> None:
+    conversation = parse_document(CHATGPT_EXPORT)
+    for message in conversation.messages:
+        message.raw = None  # rebuilt from the canonical fields
+
+    document = export_conversation(conversation, "chatgpt_export").document
+    again = parse_document(document)
+
+    calling = document["mapping"]["a2"]["message"]
+    assert calling["recipient"] == "python"
+    assert "tool_calls" not in calling["metadata"]
+    assert document["mapping"]["t1"]["message"]["metadata"] == {"tool_call_id": "a2"}
+    [call] = next(m for m in again.messages if m.key == "a2").tool_calls
+    assert (call.call_id, call.type, call.name) == ("a2", "recipient", "python")
+    assert again.warnings == []
 
 
 def test_chatgpt_export_carries_title_times_and_model_slug() -> None:

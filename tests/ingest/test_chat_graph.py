@@ -3,6 +3,7 @@ from datetime import UTC, datetime
 import pytest
 
 from chats.ingest import chat_graph, parse_document
+from chats.ingest.canonical import ParseError
 
 from . import load_fixture
 
@@ -98,3 +99,153 @@ def test_invalid_node_context_is_kept_in_extra_with_a_warning():
     conversation = chat_graph.parse(graph(bad))
     assert conversation.messages[0].extra == {"context": [["temperature", 37]]}
     assert [warning.path for warning in conversation.warnings] == ["/nodes/0/message/context/0"]
+
+
+# --- OpenAI-style keys of a node's message: tool calls, results, reasoning, injections ------------------------
+
+
+@pytest.fixture(scope="module")
+def tools():
+    return parse_document(load_fixture("chat_graph/tool_calls_and_injections.json"))
+
+
+@pytest.fixture(scope="module")
+def tools_by_key(tools):
+    return {message.key: message for message in tools.messages}
+
+
+def with_message(node_, **keys):
+    node_["message"].update(keys)
+    return node_
+
+
+def test_tool_calls_are_read_from_the_node_message_by_the_openai_rules(tools, tools_by_key):
+    calling = tools_by_key["node-3"]
+    assert [(call.call_id, call.type, call.name, call.index) for call in calling.tool_calls] == [
+        ("call_proto", "function", "inject_airalogy_protocols", 0),
+        ("call_rec", "function", "inject_airalogy_records", 1),
+        ("call_search", "function", "airalogy_search", 2),
+    ]
+    assert calling.tool_calls[0].parsed_arguments == {
+        "airalogy_protocol_ids": ["airalogy.id.protocol.3f6b2c1e-8d4a-4e2b-9c7f-1a2b3c4d5e6f.v.2"]
+    }
+    truncated = calling.tool_calls[2]
+    assert truncated.parsed_arguments is None
+    assert truncated.arguments_error.startswith("Expecting ',' delimiter")
+    [custom] = tools_by_key["node-9"].tool_calls
+    assert (custom.type, custom.name, custom.arguments) == (
+        "custom",
+        "plot_standard_curve",
+        "x: 7 6 5 4 3\ny: 14.1 18.0 21.9 25.9 29.8",
+    )
+    assert custom.parsed_arguments is None and custom.arguments_error == ""  # free text by contract
+    assert calling.extra == {}
+    assert [(warning.path, warning.message.split(":")[0]) for warning in tools.warnings] == [
+        ("/nodes/2/message/tool_calls/2", "arguments are not valid JSON")
+    ]
+
+
+def test_tool_results_name_their_call_and_the_tool(tools_by_key):
+    assert [tools_by_key[key].tool_call_id for key in ("node-4", "node-5", "node-6", "node-10")] == [
+        "call_proto",
+        "call_rec",
+        "call_search",
+        "call_plot",
+    ]
+    assert tools_by_key["node-10"].name == "plot_standard_curve"
+
+
+def test_reasoning_content_is_read_and_inline_reasoning_still_split(tools_by_key):
+    assert tools_by_key["node-3"].reasoning.startswith("The user refers to their record and protocol")
+    answer = tools_by_key["node-7"]
+    assert answer.reasoning == "Efficiency = 10^(-1/slope) - 1 = 10^(0.255) - 1 ≈ 0.80."
+    assert answer.text.startswith("A slope of -3.92 means about 80% efficiency")
+
+
+def test_reasoning_content_comes_before_inline_reasoning_as_in_an_openai_message():
+    both = with_message(
+        node("a", None, role="assistant", text="<think>inline</think>Answer"), reasoning_content="field"
+    )
+    message = chat_graph.parse(graph(both)).messages[0]
+    assert (message.reasoning, message.text) == ("field\n\ninline", "Answer")
+
+
+def test_object_parts_are_normalised_like_openai_parts_and_a_refusal_key_becomes_a_refusal_part(tools_by_key):
+    question = tools_by_key["node-2"]
+    assert question.parts == [
+        {"type": "text", "text": "My qPCR standard curve has a slope of -3.92. Is this amplification plot OK?"},
+        {"type": "image", "url": "https://files.example.org/qpcr/amp-plot-0603.png", "detail": "high"},
+    ]
+    assert question.context_pairs == [["record_page", "/records/qpcr-0603"]]
+    refused = tools_by_key["node-7b"]
+    assert refused.parts == [{"type": "refusal", "refusal": "I cannot judge the plot from this image alone."}]
+    assert refused.text == "I cannot judge the plot from this image alone."
+    assert refused.extra == {"rating": "thumbs_down"}
+
+
+def test_injections_become_artifacts(tools):
+    assert [(a.kind, a.artifact_id, a.tool_call_id, a.message_key, a.requested, a.resolved) for a in tools.artifacts] == [
+        ("protocol", "airalogy.id.protocol.3f6b2c1e-8d4a-4e2b-9c7f-1a2b3c4d5e6f.v.2", "call_proto", "node-3", True, True),
+        ("record", "airalogy.id.record.9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.v.3", "call_rec", "node-3", True, True),
+    ]  # fmt: skip
+    assert tools.artifacts[1].payload["data"]["var"] == {"slope": -3.92, "r2": 0.981}
+    assert tools.active_leaf_key == "node-11"
+
+
+def test_orphan_results_and_unanswered_calls_are_warnings_as_for_openai_messages():
+    calling = with_message(
+        node("a", None, role="assistant", text=""),
+        tool_calls=[{"type": "function", "function": {"name": "lookup", "arguments": "{}"}}],
+    )
+    orphan = with_message(node("t", "a", role="tool", text="42"), tool_call_id=7)
+    conversation = chat_graph.parse(graph(calling, orphan))
+    assert conversation.messages[1].tool_call_id == "7"  # a numbered call id reads as its text
+    assert [(warning.path, warning.message) for warning in conversation.warnings] == [
+        ("/nodes/0/message/tool_calls/0", "tool call has no id; using 'call_0'"),
+        ("/nodes/1", "orphan result: tool_call_id '7' matches no call"),
+        ("/nodes/0/message/tool_calls/0", "unanswered call: no result for 'call_0'"),
+    ]
+
+
+def test_a_legacy_function_call_is_answered_by_the_function_message_of_that_name():
+    calling = with_message(
+        node("a", None, role="assistant", text=""), function_call={"name": "lookup", "arguments": ""}
+    )
+    answer = with_message(node("f", "a", role="function", text="no match"), name="lookup")
+    conversation = chat_graph.parse(graph(calling, answer))
+    assert conversation.messages[0].tool_calls[0].call_id == "function_call:a"
+    assert conversation.messages[1].tool_call_id == "function_call:a"
+    assert conversation.warnings == []
+
+
+def test_values_of_the_wrong_type_are_kept_in_extra_and_a_broken_tool_calls_list_is_an_error():
+    odd = with_message(node("a", None, role="assistant"), reasoning_content=["step"], name="bot")
+    odd["message"]["author"]["name"] = "masterbrain"
+    message = chat_graph.parse(graph(odd)).messages[0]
+    assert message.name == "masterbrain"  # the author's name wins
+    assert message.extra == {"reasoning_content": ["step"], "name": "bot"}
+    with pytest.raises(ParseError) as caught:
+        chat_graph.parse(graph(with_message(node("a", None, role="assistant"), tool_calls={"id": "x"})))
+    assert [(error.path, error.message) for error in caught.value.errors] == [
+        ("/nodes/0/message/tool_calls", "tool_calls must be a list")
+    ]
+
+
+def test_artifact_warnings_point_into_the_node_message():
+    calling = with_message(
+        node("a", None, role="assistant", text=""),
+        tool_calls=[
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "inject_airalogy_records", "arguments": '{"airalogy_record_ids": ["rec-1"]}'},
+            }
+        ],
+    )
+    result = with_message(node("t", "a", role="tool", text="not json"), tool_call_id="c1")
+    conversation = chat_graph.parse(graph(calling, result))
+    assert [(a.artifact_id, a.id_well_formed) for a in conversation.artifacts] == [("rec-1", False)]
+    assert [warning.path for warning in conversation.warnings] == [
+        "/nodes/0/message/tool_calls/0",
+        "/nodes/1/message/content",
+    ]

@@ -255,3 +255,93 @@ def test_feedback_with_an_unknown_rating_is_a_warning():
     )
     assert conversation.feedback == []
     assert [warning.path for warning in warnings] == ["/0/rating", "/1"]
+
+
+# --- OpenAI-style keys in message metadata (written by this application's chatgpt_export exporter) -------------
+
+RECORD = "airalogy.id.record.9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.v.3"
+RECORD2 = "airalogy.id.record.0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.v.1"
+
+
+@pytest.fixture(scope="module")
+def app_export():
+    return parse_document(load_fixture("chatgpt_export/app_export_with_metadata_tool_calls.json"))
+
+
+def test_real_exports_have_no_artifacts_and_keep_their_recipient_calls(conversation, by_key):
+    assert conversation.artifacts == []
+    assert [(message.key, call.type) for message in conversation.messages for call in message.tool_calls] == [
+        (PYTHON_CALL, "recipient"),
+        (BROWSER_CALL, "recipient"),
+        (PLOT_CALL, "recipient"),
+    ]
+
+
+def test_tool_calls_results_and_reasoning_are_read_from_message_metadata(app_export):
+    by_key = {message.key: message for message in app_export.messages}
+    [call] = by_key["a1"].tool_calls
+    assert (call.call_id, call.type, call.name) == ("call_records", "function", "inject_airalogy_records")
+    assert call.parsed_arguments == {"airalogy_record_ids": [RECORD, RECORD2]}
+    assert by_key["a1"].recipient == "all"
+    assert by_key["a1"].reasoning == "Both runs are records: inject them and compare the Ct means."
+    assert by_key["t1"].tool_call_id == "call_records"
+    assert by_key["a2"].reasoning == "2^1.5 ≈ 2.8."
+    assert by_key["a1"].extra["metadata"]["tool_calls"][0]["id"] == "call_records"  # the metadata stays verbatim
+    assert app_export.active_leaf_key == "a2"
+    assert app_export.warnings == []
+
+
+def test_injections_in_metadata_tool_calls_become_artifacts(app_export):
+    assert [(a.kind, a.artifact_id, a.message_key, a.requested, a.resolved) for a in app_export.artifacts] == [
+        ("record", RECORD, "a1", True, True),
+        ("record", RECORD2, "a1", True, True),
+    ]
+
+
+def with_metadata(document, node_id, **metadata):
+    document["mapping"][node_id]["message"]["metadata"] = metadata
+    return document
+
+
+def test_metadata_results_are_linked_by_id_and_loose_ends_are_warnings():
+    document = conversation_with(
+        ("a", "root", "assistant", None, "all", ""),
+        ("t", "a", "tool", None, "all", "1"),
+        ("t2", "t", "tool", None, "all", "2"),
+    )
+    with_metadata(
+        document, "a", tool_calls=[{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{x"}}]
+    )
+    with_metadata(document, "t2", tool_call_id="c9")
+    conversation = chatgpt_export.parse(document)
+    assert [(warning.path, warning.message.split(":")[0]) for warning in conversation.warnings] == [
+        ("/mapping/a/message/metadata/tool_calls/0", "arguments are not valid JSON"),
+        ("/mapping/t", "orphan result"),
+        ("/mapping/t2", "orphan result"),
+        ("/mapping/a/message/metadata/tool_calls/0", "unanswered call"),
+    ]
+    assert conversation.warnings[2].message == "orphan result: tool_call_id 'c9' matches no call"
+
+
+def test_a_metadata_tool_call_id_may_name_a_recipient_call():
+    document = conversation_with(
+        ("a", "root", "assistant", None, "python", "print(1)"),
+        ("t", "a", "tool", "python", "all", "1"),
+    )
+    with_metadata(document, "t", tool_call_id="a")
+    conversation = chatgpt_export.parse(document)
+    assert conversation.messages[1].tool_call_id == "a"
+    assert conversation.warnings == []
+
+
+def test_metadata_tool_calls_that_cannot_be_read_are_warnings_not_errors():
+    document = conversation_with(("a", "root", "assistant", None, "all", "Hi"))
+    with_metadata(document, "a", tool_calls={"not": "a list"}, reasoning_content=3)
+    conversation = chatgpt_export.parse(document)
+    message = conversation.messages[0]
+    assert (message.tool_calls, message.reasoning) == ([], "")
+    assert message.extra["metadata"] == {"tool_calls": {"not": "a list"}, "reasoning_content": 3}
+    assert [(warning.path, warning.message) for warning in conversation.warnings] == [
+        ("/mapping/a/message/metadata/reasoning_content", "reasoning_content is not a string; kept in extra"),
+        ("/mapping/a/message/metadata/tool_calls", "tool_calls must be a list; ignored"),
+    ]
