@@ -109,13 +109,9 @@ class ConversationFilter(django_filters.FilterSet):
         return queryset.filter(Exists(ToolCall.objects.filter(conversation=OuterRef("pk"), name=value)))
 
     def filter_artifact_id(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
-        return queryset.filter(
-            Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), artifact_id=value))
-        )
+        return queryset.filter(Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), artifact_id=value)))
 
-    def filter_artifact_kind(
-        self, queryset: QuerySet[Conversation], name: str, value: str
-    ) -> QuerySet[Conversation]:
+    def filter_artifact_kind(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
         return queryset.filter(Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), kind=value)))
 
     def filter_score(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
@@ -140,8 +136,4 @@ class ConversationFilter(django_filters.FilterSet):
         """The valid, non-empty filter values, by parameter name (for display and the audit of exports)."""
         if not self.is_valid():
             return {}
-        return {
-            key: value
-            for key, value in self.form.cleaned_data.items()
-            if value not in (None, "", [])
-        }
+        return {key: value for key, value in self.form.cleaned_data.items() if value not in (None, "", [])}

@@ -199,7 +199,9 @@ def _path_through(
 def thread_read(conversation: Conversation, *, user: Any, at: int | None = None) -> Thread:
     """The messages to show and everything shown with them, in seven queries whatever the thread's size."""
     skeleton = list(
-        Message.objects.filter(conversation=conversation).order_by("id").values_list("id", "parent_id", "on_active_path")
+        Message.objects.filter(conversation=conversation)
+        .order_by("id")
+        .values_list("id", "parent_id", "on_active_path")
     )
     parent_of: dict[int, int | None] = {}
     children_of: dict[int | None, list[int]] = defaultdict(list)

@@ -7,6 +7,7 @@ place (the page's query string, so the list filters, and the message's anchor).
 
 from __future__ import annotations
 
+import uuid as uuid_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
@@ -14,6 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
@@ -70,6 +72,12 @@ def reviewer_page(*, write: bool = False) -> Callable[[Callable[..., HttpRespons
         return wrapped
 
     return decorator
+
+
+def _actor(request: HttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)  # reviewer_page() lets only signed-in users through
+    return user
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -137,11 +145,12 @@ def next_unreviewed(request: HttpRequest) -> HttpResponse:
     """The next conversation of the queue (the list with its current filters) that is not reviewed yet."""
     filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.all())
     current = None
-    if request.GET.get("from"):
-        try:
-            current = Conversation.objects.filter(uuid=request.GET["from"]).first()
-        except Exception:  # a malformed uuid: start from the top
-            current = None
+    try:
+        current_uuid = uuid_module.UUID(request.GET.get("from", ""))
+    except ValueError:  # none, or a malformed one: start from the top
+        pass
+    else:
+        current = Conversation.objects.filter(uuid=current_uuid).first()
     found = selectors.next_in_queue(filterset.qs, current)
     list_query = _list_query(request.GET)
     if found is None:
@@ -177,8 +186,13 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
 
 
 def _feedback_block(
-    request: HttpRequest, conversation: Conversation, message: Message | None, *, errors: list[str] | None = None,
-    next_url: str = "", status: int = 200,
+    request: HttpRequest,
+    conversation: Conversation,
+    message: Message | None,
+    *,
+    errors: list[str] | None = None,
+    next_url: str = "",
+    status: int = 200,
 ) -> HttpResponse:
     entries = selectors.feedback_for_target(conversation, message)
     own = next((f for f in entries if f.author_id == request.user.pk), None)
@@ -201,7 +215,10 @@ def _feedback_block(
 
 
 def _feedback_done(
-    request: HttpRequest, conversation: Conversation, message: Message | None, next_url: str,
+    request: HttpRequest,
+    conversation: Conversation,
+    message: Message | None,
+    next_url: str,
     errors: list[str] | None = None,
 ) -> HttpResponse:
     if _is_htmx(request):
@@ -226,9 +243,10 @@ def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
         message_id = request.POST.get("message", "")
         if message_id.isdigit():
             message = Message.objects.filter(conversation=conversation, pk=int(message_id)).first()
-        errors = [f"{name}: {'; '.join(errs)}" for name, errs in form.errors.items()]
-        return _feedback_done(request, conversation, message, _safe_next(request, request.POST.get("next"), fallback),
-                              errors)
+        errors = [f"{name}: {'; '.join(str(e) for e in errs)}" for name, errs in form.errors.items()]
+        return _feedback_done(
+            request, conversation, message, _safe_next(request, request.POST.get("next"), fallback), errors
+        )
     data = form.cleaned_data
     next_url = _safe_next(request, data["next"], fallback)
     if data["message"]:
@@ -243,14 +261,18 @@ def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
         if data["feedback"]:
             feedback = get_object_or_404(
                 Feedback.objects.select_related("conversation", "message"),
-                uuid=data["feedback"], conversation=conversation,
+                uuid=data["feedback"],
+                conversation=conversation,
             )
             if feedback.message_id != (message.pk if message else None):
                 raise Http404("This feedback is not on that message.")
-            services.feedback_update(actor=request.user, feedback=feedback, **values)  # type: ignore[arg-type]
+            services.feedback_update(actor=_actor(request), feedback=feedback, **values)
         else:
             services.feedback_submit(
-                author=request.user, conversation=conversation, message=message, **values  # type: ignore[arg-type]
+                author=_actor(request),
+                conversation=conversation,
+                message=message,
+                **values,
             )
     except services.PermissionDenied as denied:
         raise PermissionDenied(str(denied)) from denied
@@ -268,7 +290,7 @@ def feedback_delete(request: HttpRequest, uuid: str, feedback_uuid: str) -> Http
     )
     message = feedback.message
     try:
-        services.feedback_delete(actor=request.user, feedback=feedback)  # type: ignore[arg-type]
+        services.feedback_delete(actor=_actor(request), feedback=feedback)
     except services.PermissionDenied as denied:
         raise PermissionDenied(str(denied)) from denied
     next_url = _safe_next(request, request.POST.get("next"), conversation.get_absolute_url())
@@ -287,7 +309,9 @@ def review_status(request: HttpRequest, uuid: str) -> HttpResponse:
     if not form.is_valid():
         return HttpResponse("Unknown review status.", status=400)
     services.conversation_set_review_status(
-        actor=request.user, conversation=conversation, status=form.cleaned_data["status"]  # type: ignore[arg-type]
+        actor=_actor(request),
+        conversation=conversation,
+        status=form.cleaned_data["status"],
     )
     if _is_htmx(request):
         return render(
@@ -310,8 +334,8 @@ def active_branch(request: HttpRequest, uuid: str) -> HttpResponse:
     message = get_object_or_404(Message, conversation=conversation, pk=form.cleaned_data["message"])
     services.message_set_active_branch(conversation=conversation, message=message)
     messages.success(request, "This branch is now the active one.")
-    list_query = _list_query(request.POST if not form.cleaned_data["next"] else QueryDict(
-        form.cleaned_data["next"].partition("?")[2]
-    ))
+    list_query = _list_query(
+        request.POST if not form.cleaned_data["next"] else QueryDict(form.cleaned_data["next"].partition("?")[2])
+    )
     url = conversation.get_absolute_url() + (f"?{list_query}" if list_query else "")
     return HttpResponseRedirect(_with_anchor(url, f"m-{message.pk}"))

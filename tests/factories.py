@@ -119,40 +119,79 @@ def last_assistant(conversation: Conversation) -> Message:
 
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)><svg onload=alert(2)><script>alert(3)</script></svg>'
-HOSTILE_LINK = "[click](javascript:alert(4)) <a href=\"javascript:alert(5)\">a</a>"
+HOSTILE_LINK = '[click](javascript:alert(4)) <a href="javascript:alert(5)">a</a>'
 
 
 def make_hostile_conversation(source: Source) -> Conversation:
     """Script in every place a thread shows: text, names, tool names and arguments, results, artifact payloads."""
     protocol_id = PROTOCOL_ID
-    hostile_markdown = f"# Protocol {HOSTILE}\n\n{HOSTILE_LINK}\n\n![x](javascript:alert(6))\n\n<iframe src=javascript:alert(7)>"
+    hostile_markdown = (
+        f"# Protocol {HOSTILE}\n\n{HOSTILE_LINK}\n\n![x](javascript:alert(6))\n\n<iframe src=javascript:alert(7)>"
+    )
     messages = [
         {"role": "system", "content": f"System {HOSTILE}", "name": f"sys{HOSTILE}"},
-        {"role": "user", "name": f"<img src=x onerror=alert(8)>", "content": [
-            {"type": "text", "text": f"User {HOSTILE} {HOSTILE_LINK}"},
-            {"type": "image_url", "image_url": {"url": "javascript:alert(9)"}},
-            {"type": "image_url", "image_url": {"url": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0iYWxlcnQoMTApIj48c2NyaXB0PmFsZXJ0KDExKTwvc2NyaXB0Pjwvc3ZnPg=="}},
-        ]},
-        {"role": "assistant", "content": f"Thinking <think>{HOSTILE}</think>", "tool_calls": [
-            {"id": "call_x1", "type": "function", "function": {
-                "name": f"evil<script>alert(12)</script>", "arguments": json.dumps({"q": HOSTILE})}},
-            {"id": "call_x2", "type": "function", "function": {
-                "name": "inject_airalogy_protocols", "arguments": json.dumps({"airalogy_protocol_ids": [protocol_id, f"bad{HOSTILE}"]})}},
-            {"id": "call_x3", "type": "function", "function": {"name": "broken", "arguments": f"{{not json {HOSTILE}"}},
-        ]},
+        {
+            "role": "user",
+            "name": "<img src=x onerror=alert(8)>",
+            "content": [
+                {"type": "text", "text": f"User {HOSTILE} {HOSTILE_LINK}"},
+                {"type": "image_url", "image_url": {"url": "javascript:alert(9)"}},
+                {
+                    "type": "image_url",
+                    "image_url": {
+                        "url": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0iYWxlcnQoMTApIj48c2NyaXB0PmFsZXJ0KDExKTwvc2NyaXB0Pjwvc3ZnPg=="
+                    },
+                },
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": f"Thinking <think>{HOSTILE}</think>",
+            "tool_calls": [
+                {
+                    "id": "call_x1",
+                    "type": "function",
+                    "function": {"name": "evil<script>alert(12)</script>", "arguments": json.dumps({"q": HOSTILE})},
+                },
+                {
+                    "id": "call_x2",
+                    "type": "function",
+                    "function": {
+                        "name": "inject_airalogy_protocols",
+                        "arguments": json.dumps({"airalogy_protocol_ids": [protocol_id, f"bad{HOSTILE}"]}),
+                    },
+                },
+                {
+                    "id": "call_x3",
+                    "type": "function",
+                    "function": {"name": "broken", "arguments": f"{{not json {HOSTILE}"},
+                },
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_x1", "content": f"Result {HOSTILE} {HOSTILE_LINK}"},
-        {"role": "tool", "tool_call_id": "call_x2", "content": json.dumps({"airalogy_protocols": [
-            {"airalogy_protocol_id": protocol_id, "markdown": hostile_markdown, "title": HOSTILE},
-            {"airalogy_protocol_id": f"bad{HOSTILE}", "markdown": hostile_markdown},
-        ]})},
+        {
+            "role": "tool",
+            "tool_call_id": "call_x2",
+            "content": json.dumps(
+                {
+                    "airalogy_protocols": [
+                        {"airalogy_protocol_id": protocol_id, "markdown": hostile_markdown, "title": HOSTILE},
+                        {"airalogy_protocol_id": f"bad{HOSTILE}", "markdown": hostile_markdown},
+                    ]
+                }
+            ),
+        },
         {"role": "tool", "tool_call_id": "call_orphan", "content": json.dumps({"html": HOSTILE})},
-        {"role": "assistant", "content": f"Answer {HOSTILE}\n\n{HOSTILE_LINK}\n\n<svg><script>alert(13)</script></svg>"},
+        {
+            "role": "assistant",
+            "content": f"Answer {HOSTILE}\n\n{HOSTILE_LINK}\n\n<svg><script>alert(13)</script></svg>",
+        },
     ]
     document = {
         "chat_id": f"hostile-{uuid.uuid4()}",
         "title": f"Hostile {HOSTILE}",
-        "user_id": f"<script>alert(14)</script>",
-        "model": f"<img src=x onerror=alert(15)>",
+        "user_id": "<script>alert(14)</script>",
+        "model": "<img src=x onerror=alert(15)>",
         "main_messages": messages,
         "scenario": {"x": HOSTILE},
     }

@@ -56,7 +56,7 @@ def audio_data_uri(part: dict[str, Any]) -> str:
 
 @register.filter
 def score_symbol(score: int | None) -> str:
-    return {1: "👍", 0: "➖", -1: "👎"}.get(score, "") if score is not None else ""
+    return {1: "▲", 0: "●", -1: "▼"}.get(score, "") if score is not None else ""
 
 
 @register.filter

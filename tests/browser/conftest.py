@@ -1,0 +1,93 @@
+"""Browser tests: pytest-playwright driving Debian's Chromium (never a downloaded browser) against live_server.
+
+Every page opened through `watched` fails the test on a JavaScript dialog, an uncaught page error, or a
+Content-Security-Policy violation reported on the console.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+# The sync Playwright API runs an event loop in this thread; Django's ORM must still be usable from the tests.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+# Playwright must never fetch a browser of its own.
+os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+
+CHROMIUM = "/usr/bin/chromium"
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (make browser, or apt-get install chromium)")
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    }
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "viewport": {"width": 1400, "height": 900}}
+
+
+@pytest.fixture(autouse=True)
+def roles(transactional_db: None) -> None:
+    """The Reviewers and Auditors groups, made by a data migration: a transactional test's flush removes them."""
+    from django.apps import apps
+
+    importlib.import_module("chats.migrations.0003_create_roles").create_roles(apps, None)
+
+
+@dataclass
+class Problems:
+    dialogs: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    csp_violations: list[str] = field(default_factory=list)
+
+    def assert_none(self) -> None:
+        assert self.dialogs == [], f"a script opened dialogs: {self.dialogs}"
+        assert self.page_errors == [], f"page errors: {self.page_errors}"
+        assert self.csp_violations == [], f"CSP violations: {self.csp_violations}"
+
+
+@pytest.fixture
+def problems(page: Any) -> Iterator[Problems]:
+    found = Problems()
+
+    def on_dialog(dialog: Any) -> None:
+        found.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def on_console(message: Any) -> None:
+        if message.type == "error" and "Content Security Policy" in message.text:
+            found.csp_violations.append(message.text)
+
+    page.on("dialog", on_dialog)
+    page.on("pageerror", lambda error: found.page_errors.append(str(error)))
+    page.on("console", on_console)
+    yield found
+    found.assert_none()
+
+
+def sign_in(page: Any, base_url: str, username: str, next_path: str = "") -> None:
+    page.goto(f"{base_url}/accounts/login/" + (f"?next={next_path}" if next_path else ""))
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state("domcontentloaded")

@@ -1,0 +1,233 @@
+"""Feedback in place, review status and the branch switch: htmx and plain posts, and who may change what."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from chats import services
+from chats.models import AuditEvent, Conversation, Feedback, Message, Source
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def conversation(source: Source) -> Conversation:
+    factories.make_labels("helpful", "hallucination")
+    return factories.make_conversation(source, n_messages=5)
+
+
+@pytest.fixture
+def answer(conversation: Conversation) -> Message:
+    return factories.last_assistant(conversation)
+
+
+def save_url(conversation: Conversation) -> str:
+    return reverse("chats:feedback_save", args=[conversation.uuid])
+
+
+def test_htmx_feedback_returns_the_re_rendered_block(
+    client: Client, reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    client.force_login(reviewer)
+    response = client.post(
+        save_url(conversation),
+        {
+            "message": answer.pk,
+            "score": "1",
+            "labels": ["helpful"],
+            "comment": "Grounded.",
+            "correction": "Better answer",
+            "next": conversation.get_absolute_url(),
+        },
+        **HTMX,
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.lstrip().startswith(f'<section class="feedback" id="fb-{answer.pk}"')
+    assert "Grounded." in body and "Feedback saved." in body and "Edit your feedback" in body
+    feedback = Feedback.objects.get(message=answer, author=reviewer)
+    assert feedback.score == 1
+    assert [label.name for label in feedback.labels.all()] == ["helpful"]
+    assert feedback.correction == "Better answer"
+    event = AuditEvent.objects.get(action="feedback.created")
+    assert event.after["labels"] == ["helpful"]
+
+
+def test_plain_post_redirects_to_the_message_keeping_the_filters(
+    client: Client, reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    client.force_login(reviewer)
+    next_url = f"{conversation.get_absolute_url()}?status=unreviewed&q=pcr"
+    response = client.post(save_url(conversation), {"message": answer.pk, "score": "-1", "next": next_url})
+    assert response.status_code == 302
+    assert response["Location"] == f"{next_url}#m-{answer.pk}"
+    page = client.get(response["Location"]).content.decode()
+    assert "Thumbs down" in page
+
+
+def test_conversation_feedback_redirects_to_its_block(
+    client: Client, reviewer: User, conversation: Conversation
+) -> None:
+    client.force_login(reviewer)
+    response = client.post(
+        save_url(conversation), {"comment": "Whole thread is fine.", "next": conversation.get_absolute_url()}
+    )
+    assert response["Location"] == f"{conversation.get_absolute_url()}#conversation-feedback"
+    assert Feedback.objects.get(conversation=conversation, message=None).comment == "Whole thread is fine."
+
+
+def test_an_outside_next_url_is_ignored(client: Client, reviewer: User, conversation: Conversation) -> None:
+    client.force_login(reviewer)
+    response = client.post(save_url(conversation), {"score": "1", "next": "https://evil.example/"})
+    assert response["Location"] == f"{conversation.get_absolute_url()}#conversation-feedback"
+
+
+def test_empty_feedback_is_refused_with_a_message(
+    client: Client, reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    client.force_login(reviewer)
+    response = client.post(save_url(conversation), {"message": answer.pk, "score": ""}, **HTMX)
+    assert response.status_code == 200
+    assert "give a score, a label, a comment or a correction" in response.content.decode()
+    assert not Feedback.objects.exists()
+
+
+def test_posting_again_changes_the_reviewers_own_feedback(
+    client: Client, reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    client.force_login(reviewer)
+    client.post(save_url(conversation), {"message": answer.pk, "score": "1"}, **HTMX)
+    own = Feedback.objects.get(author=reviewer)
+    client.post(
+        save_url(conversation),
+        {"message": answer.pk, "score": "0", "feedback": own.uuid, "labels": ["hallucination"]},
+        **HTMX,
+    )
+    own.refresh_from_db()
+    assert own.score == 0
+    assert Feedback.objects.filter(author=reviewer).count() == 1
+    event = AuditEvent.objects.get(action="feedback.updated")
+    assert event.before["score"] == 1 and event.after["score"] == 0
+    assert event.after["labels"] == ["hallucination"]
+
+
+def test_a_reviewer_cannot_change_another_reviewers_feedback(
+    client: Client, reviewer: User, other_reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    theirs, _ = services.feedback_submit(
+        author=other_reviewer, conversation=conversation, message=answer, score=1, comment="Mine"
+    )
+    client.force_login(reviewer)
+    response = client.post(
+        save_url(conversation), {"message": answer.pk, "score": "-1", "feedback": theirs.uuid, "comment": "Changed"}
+    )
+    assert response.status_code == 403
+    theirs.refresh_from_db()
+    assert (theirs.score, theirs.comment) == (1, "Mine")
+
+
+def test_a_reviewer_cannot_delete_another_reviewers_feedback(
+    client: Client, reviewer: User, other_reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    theirs, _ = services.feedback_submit(author=other_reviewer, conversation=conversation, message=answer, score=1)
+    client.force_login(reviewer)
+    response = client.post(reverse("chats:feedback_delete", args=[conversation.uuid, theirs.uuid]))
+    assert response.status_code == 403
+    assert Feedback.objects.filter(pk=theirs.pk).exists()
+
+
+def test_a_reviewer_deletes_their_own_feedback(
+    client: Client, reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    own, _ = services.feedback_submit(author=reviewer, conversation=conversation, message=answer, score=1)
+    client.force_login(reviewer)
+    response = client.post(reverse("chats:feedback_delete", args=[conversation.uuid, own.uuid]), **HTMX)
+    assert response.status_code == 200
+    assert "Give feedback" in response.content.decode()
+    assert not Feedback.objects.filter(pk=own.pk).exists()
+    assert AuditEvent.objects.filter(action="feedback.deleted").count() == 1
+
+
+def test_imported_feedback_cannot_be_changed_by_a_reviewer(client: Client, reviewer: User, source: Source) -> None:
+    document = factories.load_fixture("chat_document/masterbrain_chat_document.json")
+    conversation = factories.ingest(source, document, format="chat_document")
+    imported = conversation.feedback.filter(author__isnull=True).select_related("message").first()
+    if imported is None:
+        pytest.skip("the fixture has no human_feedback")
+    client.force_login(reviewer)
+    response = client.post(
+        save_url(conversation),
+        {
+            "message": imported.message_id or "",
+            "feedback": imported.uuid,
+            "score": "1",
+            "comment": "x",
+        },
+    )
+    assert response.status_code == 403
+
+
+@pytest.mark.parametrize("user_fixture", ["auditor", "no_role_user"])
+def test_auditors_and_users_without_a_role_cannot_post(
+    client: Client, request, user_fixture: str, conversation: Conversation, answer: Message
+) -> None:
+    client.force_login(request.getfixturevalue(user_fixture))
+    uuid = conversation.uuid
+    for url, data in [
+        (save_url(conversation), {"message": answer.pk, "score": "1"}),
+        (reverse("chats:review_status", args=[uuid]), {"status": "reviewed"}),
+        (reverse("chats:active_branch", args=[uuid]), {"message": answer.pk}),
+    ]:
+        assert client.post(url, data).status_code == 403
+    assert not Feedback.objects.exists()
+    conversation.refresh_from_db()
+    assert conversation.review_status == "unreviewed"
+
+
+def test_anonymous_posts_are_sent_to_sign_in(client: Client, conversation: Conversation) -> None:
+    response = client.post(save_url(conversation), {"score": "1"})
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_feedback_pages_refuse_get(client: Client, reviewer: User, conversation: Conversation) -> None:
+    client.force_login(reviewer)
+    assert client.get(save_url(conversation)).status_code == 405
+
+
+def test_review_status_with_htmx_and_without(client: Client, reviewer: User, conversation: Conversation) -> None:
+    client.force_login(reviewer)
+    url = reverse("chats:review_status", args=[conversation.uuid])
+    response = client.post(url, {"status": "in_review"}, **HTMX)
+    assert response.status_code == 200
+    assert 'id="review-status"' in response.content.decode() and "In review" in response.content.decode()
+    next_url = f"{conversation.get_absolute_url()}?model=x"
+    response = client.post(url, {"status": "reviewed", "next": next_url})
+    assert response["Location"] == f"{next_url}#review-status"
+    conversation.refresh_from_db()
+    assert conversation.review_status == "reviewed"
+    assert AuditEvent.objects.filter(action="conversation.status_changed").count() == 2
+    assert client.post(url, {"status": "done"}).status_code == 400
+
+
+def test_feedback_on_a_message_of_another_conversation_is_404(
+    client: Client, reviewer: User, conversation: Conversation, source: Source
+) -> None:
+    other = factories.make_conversation(source)
+    client.force_login(reviewer)
+    response = client.post(save_url(conversation), {"message": factories.last_assistant(other).pk, "score": "1"})
+    assert response.status_code == 404
+
+
+def test_feedback_write_queries(
+    client: Client, reviewer: User, conversation: Conversation, answer: Message, django_assert_max_num_queries
+) -> None:
+    client.force_login(reviewer)
+    with django_assert_max_num_queries(30):
+        client.post(save_url(conversation), {"message": answer.pk, "score": "1", "labels": ["helpful"]}, **HTMX)

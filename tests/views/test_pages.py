@@ -1,0 +1,465 @@
+"""Every page: who may see it, what it shows, and how many queries it takes (the same with 1 row or many)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from chats.models import Conversation, Message, Source
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def signed_in(client: Client, user: User) -> Client:
+    client.force_login(user)
+    return client
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Sign-in and roles
+
+
+@pytest.mark.parametrize("url", ["/", "/conversations/", "/conversations/next/"])
+def test_anonymous_visitors_are_sent_to_sign_in(client: Client, url: str) -> None:
+    response = client.get(url + "?source=demo")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=")
+    assert "source%3Ddemo" in response["Location"]
+
+
+def test_anonymous_visitors_are_sent_to_sign_in_from_a_thread(client: Client, source: Source) -> None:
+    conversation = factories.make_conversation(source)
+    response = client.get(conversation.get_absolute_url())
+    assert response.status_code == 302
+    assert response["Location"] == f"/accounts/login/?next={conversation.get_absolute_url()}"
+
+
+@pytest.mark.parametrize("url", ["/", "/conversations/", "/conversations/next/"])
+def test_users_without_a_role_get_403(client: Client, no_role_user: User, url: str) -> None:
+    assert signed_in(client, no_role_user).get(url).status_code == 403
+
+
+def test_users_without_a_role_cannot_open_a_thread(client: Client, no_role_user: User, source: Source) -> None:
+    conversation = factories.make_conversation(source)
+    assert signed_in(client, no_role_user).get(conversation.get_absolute_url()).status_code == 403
+
+
+def test_the_sign_in_page_renders_and_signs_in(client: Client, reviewer: User) -> None:
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200
+    assert b'<label for="id_username">' in page.content
+    response = client.post(
+        "/accounts/login/",
+        {"username": "rita", "password": "correct horse battery staple", "next": "/conversations/"},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/conversations/"
+
+
+def test_sign_out_is_a_post(client: Client, reviewer: User) -> None:
+    signed_in(client, reviewer)
+    response = client.post("/accounts/logout/")
+    assert response.status_code == 302
+    assert client.get("/").status_code == 302
+
+
+@pytest.mark.parametrize("fixture", ["reviewer", "auditor", "admin_user"])
+def test_reviewers_auditors_and_staff_can_read(client: Client, source: Source, fixture: str, request) -> None:
+    user = request.getfixturevalue(fixture)
+    conversation = factories.make_conversation(source)
+    signed_in(client, user)
+    for url in ["/", "/conversations/", conversation.get_absolute_url()]:
+        assert client.get(url).status_code == 200
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The list
+
+
+def test_the_list_shows_each_row_with_its_summary(client: Client, reviewer: User, source: Source) -> None:
+    conversation = factories.make_conversation(source, title="Nonspecific bands", branches=1)
+    body = signed_in(client, reviewer).get("/conversations/").content.decode()
+    assert "Nonspecific bands" in body
+    assert conversation.get_absolute_url() in body
+    assert "tool call" in body
+    assert "2 branches" in body
+    assert "qwen3.5-flash" in body
+    assert "Unreviewed" in body
+
+
+def test_the_list_filters_and_keeps_the_filters_in_row_links(client: Client, reviewer: User, source: Source) -> None:
+    with_tools = factories.make_conversation(source, title="With tools", with_tools=True)
+    factories.make_conversation(source, title="Without tools", with_tools=False)
+    body = signed_in(client, reviewer).get("/conversations/?has_tool_calls=true&source=masterbrain").content.decode()
+    assert "With tools" in body
+    assert "Without tools" not in body
+    assert f"{with_tools.get_absolute_url()}?source=masterbrain&amp;has_tool_calls=true" in body
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("tool_name=airalogy_search", {"tools"}),
+        ("tool_name=nothing_like_it", set()),
+        ("model=gpt-4.1", {"plain"}),
+        ("user=airalogy.id.user.99", {"plain"}),
+        ("format=record_qa", {"record"}),
+        ("artifact_kind=protocol", {"record"}),
+        ("status=unreviewed", {"tools", "plain", "record"}),
+        ("date_from=2026-01-02&date_to=2026-01-02", {"plain"}),
+    ],
+)
+def test_each_filter_narrows_the_list(
+    client: Client, reviewer: User, source: Source, query: str, expected: set[str]
+) -> None:
+    factories.make_conversation(source, title="tools", with_tools=True, start_time="2026-01-01T10:00:00Z")
+    factories.make_conversation(
+        source,
+        title="plain",
+        with_tools=False,
+        model="gpt-4.1",
+        user_id="airalogy.id.user.99",
+        start_time="2026-01-02T23:30:00Z",
+    )
+    record = factories.make_record_qa(source)
+    titles = {"tools", "plain", "record"}
+    body = signed_in(client, reviewer).get(f"/conversations/?{query}").content.decode()
+    record_url = record.get_absolute_url()
+    shown = {t for t in titles if t != "record" and f">{t}</a>" in body} | ({"record"} if record_url in body else set())
+    assert shown == expected
+
+
+def test_searching_message_text(client: Client, reviewer: User, source: Source) -> None:
+    factories.make_conversation(source, title="about pcr", topic="thermocycler")
+    factories.make_conversation(source, title="about blots", topic="nitrocellulose")
+    body = signed_in(client, reviewer).get("/conversations/?q=nitrocellulose").content.decode()
+    assert "about blots" in body
+    assert "about pcr" not in body
+
+
+def test_filtering_by_score_and_label(client: Client, reviewer: User, source: Source) -> None:
+    from chats import services
+
+    liked = factories.make_conversation(source, title="liked")
+    factories.make_conversation(source, title="untouched")
+    (helpful,) = factories.make_labels("helpful")
+    services.feedback_submit(
+        author=reviewer, conversation=liked, message=factories.last_assistant(liked), score=1, labels=[helpful]
+    )
+    signed_in(client, reviewer)
+    for query in ["score=1", "label=helpful"]:
+        body = client.get(f"/conversations/?{query}").content.decode()
+        assert ">liked</a>" in body and ">untouched</a>" not in body
+    body = client.get("/conversations/?score=-1").content.decode()
+    assert ">liked</a>" not in body
+
+
+def test_an_invalid_filter_value_is_reported_not_crashing(client: Client, reviewer: User, source: Source) -> None:
+    factories.make_conversation(source, title="kept")
+    response = signed_in(client, reviewer).get("/conversations/?date_from=yesterday&format=nope")
+    assert response.status_code == 200
+    assert "Enter a valid date" in response.content.decode()
+
+
+def test_keyset_pages_go_forward_and_back_keeping_filters(client: Client, reviewer: User, source: Source) -> None:
+    from chats import selectors
+
+    for number in range(selectors.PAGE_SIZE + 5):
+        factories.make_conversation(
+            source,
+            title=f"conv {number:03d}",
+            with_tools=False,
+            n_messages=2,
+            start_time=f"2026-02-{1 + number // 24:02d}T{number % 24:02d}:00:00Z",
+        )
+    signed_in(client, reviewer)
+    first = client.get("/conversations/?has_tool_calls=false")
+    assert first.context["page"].previous_cursor is None
+    assert len(first.context["page"].conversations) == selectors.PAGE_SIZE
+    next_cursor = first.context["page"].next_cursor
+    body = first.content.decode()
+    assert f"?has_tool_calls=false&amp;after={next_cursor}" in body
+    second = client.get(f"/conversations/?has_tool_calls=false&after={next_cursor}")
+    titles = [c.title for c in second.context["page"].conversations]
+    assert titles == [f"conv {n:03d}" for n in range(4, -1, -1)]
+    assert second.context["page"].next_cursor is None
+    back = client.get(f"/conversations/?has_tool_calls=false&before={second.context['page'].previous_cursor}")
+    assert [c.title for c in back.context["page"].conversations] == [
+        c.title for c in first.context["page"].conversations
+    ]
+    assert back.context["page"].previous_cursor is None
+
+
+def test_the_list_can_be_read_oldest_first(client: Client, reviewer: User, source: Source) -> None:
+    factories.make_conversation(source, title="older", start_time="2026-01-01T00:00:00Z")
+    factories.make_conversation(source, title="newer", start_time="2026-03-01T00:00:00Z")
+    body = signed_in(client, reviewer).get("/conversations/?sort=oldest").content.decode()
+    assert body.index(">older</a>") < body.index(">newer</a>")
+
+
+def test_a_garbled_cursor_starts_from_the_first_page(client: Client, reviewer: User, source: Source) -> None:
+    factories.make_conversation(source, title="only")
+    assert b">only</a>" in signed_in(client, reviewer).get("/conversations/?after=%%%garbage").content
+
+
+def _list_queries(client: Client, django_assert_num_queries, count: int) -> None:
+    # session, user, groups, sources for the filter form, labels for the filter form, one page of conversations
+    with django_assert_num_queries(6):
+        response = client.get("/conversations/?has_tool_calls=true")
+    assert response.status_code == 200
+    assert len(response.context["page"].conversations) == count
+
+
+def test_the_list_takes_the_same_queries_for_1_and_50_conversations(
+    client: Client, reviewer: User, source: Source, django_assert_num_queries
+) -> None:
+    signed_in(client, reviewer)
+    factories.make_conversation(source, n_messages=5)
+    _list_queries(client, django_assert_num_queries, 1)
+    for _ in range(49):
+        factories.make_conversation(source, n_messages=5, branches=1)
+    _list_queries(client, django_assert_num_queries, 50)
+
+
+def test_filters_on_related_tables_return_each_conversation_once(
+    client: Client, reviewer: User, source: Source
+) -> None:
+    conversation = factories.make_conversation(source, n_messages=12)  # several airalogy_search calls
+    response = signed_in(client, reviewer).get("/conversations/?tool_name=airalogy_search&q=annealing")
+    assert [c.pk for c in response.context["page"].conversations] == [conversation.pk]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The thread
+
+
+def test_the_thread_shows_the_active_path_with_roles(client: Client, reviewer: User, source: Source) -> None:
+    conversation = factories.make_conversation(source, n_messages=7, branches=1)
+    body = signed_in(client, reviewer).get(conversation.get_absolute_url()).content.decode()
+    assert "Alternative answer 1." in body
+    assert "Answer 2: check" not in body
+    assert 'class="message role-system set-apart' in body
+    assert "<strong>annealing temperature</strong>" in body
+
+
+def test_tool_calls_link_to_their_result_and_back(client: Client, reviewer: User, source: Source) -> None:
+    conversation = factories.make_conversation(source, n_messages=5)
+    call_message = Message.objects.get(conversation=conversation, role="assistant", tool_call_id="", depth=2)
+    result = Message.objects.get(conversation=conversation, role="tool")
+    call = call_message.tool_calls.get()
+    body = signed_in(client, reviewer).get(conversation.get_absolute_url()).content.decode()
+    assert f'id="call-{call.pk}"' in body
+    assert f'href="#m-{result.pk}"' in body
+    assert f'href="#call-{call.pk}"' in body
+    assert "&quot;keywords&quot;: [\n    &quot;PCR&quot;\n  ]" in body  # pretty-printed arguments
+
+
+def test_unanswered_calls_orphan_results_and_bad_arguments_are_flagged(
+    client: Client, reviewer: User, source: Source
+) -> None:
+    conversation = factories.make_hostile_conversation(source)
+    body = signed_in(client, reviewer).get(conversation.get_absolute_url()).content.decode()
+    assert "Unanswered: no tool message answers this call" in body
+    assert "Orphan result" in body
+    assert "Arguments are not valid JSON" in body
+    assert "Malformed protocol id" in body
+
+
+def test_injections_show_kind_id_state_and_payload(client: Client, reviewer: User, source: Source) -> None:
+    conversation = factories.make_record_qa(source)
+    artifact = conversation.artifacts.filter(kind="protocol", resolved=True).first()
+    assert artifact is not None
+    body = signed_in(client, reviewer).get(conversation.get_absolute_url()).content.decode()
+    assert "Injected protocol" in body
+    assert artifact.artifact_id in body
+    assert "Show the protocol" in body
+    if conversation.artifacts.filter(kind="record", resolved=True).exists():
+        assert "Record data" in body
+
+
+def test_the_branch_switcher_shows_the_thread_along_another_branch(
+    client: Client, reviewer: User, source: Source
+) -> None:
+    conversation = factories.make_conversation(source, n_messages=5, branches=2, with_tools=False)
+    last = Message.objects.filter(conversation=conversation, depth=4).order_by("id")
+    first_branch, _, newest = list(last)
+    signed_in(client, reviewer)
+    body = client.get(conversation.get_absolute_url()).content.decode()
+    assert "3 of 3" in body
+    assert "Alternative answer 2." in body
+    other = client.get(f"{conversation.get_absolute_url()}?at={first_branch.pk}").content.decode()
+    assert "1 of 3" in other
+    assert "Answer 2: check" in other
+    assert "Alternative answer 2." not in other
+    assert "another branch than the conversation" in other
+    conversation.refresh_from_db()
+    assert Message.objects.get(pk=newest.pk).on_active_path  # reading a branch does not change the stored path
+
+
+def test_a_reviewer_can_make_a_branch_the_active_one(client: Client, reviewer: User, source: Source) -> None:
+    conversation = factories.make_conversation(source, n_messages=3, branches=1, with_tools=False)
+    first = Message.objects.filter(conversation=conversation, depth=2).order_by("id").first()
+    assert first is not None and not first.on_active_path
+    response = signed_in(client, reviewer).post(
+        reverse("chats:active_branch", args=[conversation.uuid]),
+        {"message": first.pk, "next": f"{conversation.get_absolute_url()}?at={first.pk}&status=unreviewed"},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == f"{conversation.get_absolute_url()}?status=unreviewed#m-{first.pk}"
+    first.refresh_from_db()
+    assert first.on_active_path
+
+
+def test_chatgpt_branches_and_imported_feedback_show(client: Client, reviewer: User, source: Source) -> None:
+    conversation = factories.make_chatgpt_branches(source)
+    body = signed_in(client, reviewer).get(conversation.get_absolute_url()).content.decode()
+    assert 'class="branch-switcher"' in body
+
+
+def test_imported_feedback_is_shown_with_its_origin(client: Client, reviewer: User, source: Source) -> None:
+    document = factories.load_fixture("chat_document/masterbrain_chat_document.json")
+    conversation = factories.ingest(source, document, format="chat_document")
+    if not conversation.feedback.exists():
+        pytest.skip("the fixture has no human_feedback")
+    body = signed_in(client, reviewer).get(conversation.get_absolute_url()).content.decode()
+    assert "Imported: Masterbrain human_feedback" in body
+
+
+def test_the_thread_of_an_unknown_conversation_is_404(client: Client, reviewer: User) -> None:
+    assert signed_in(client, reviewer).get("/conversations/00000000-0000-4000-8000-000000000000/").status_code == 404
+
+
+def _thread_queries(client: Client, conversation: Conversation, django_assert_num_queries, path: str = "") -> str:
+    # session, user, groups, conversation, tree skeleton, messages on the path, tool calls, artifacts,
+    # feedback (with authors), feedback labels, label taxonomy
+    with django_assert_num_queries(11):
+        response = client.get(conversation.get_absolute_url() + path)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_thread_takes_the_same_queries_for_5_and_500_messages(
+    client: Client, reviewer: User, source: Source, django_assert_num_queries
+) -> None:
+    from chats import services
+
+    signed_in(client, reviewer)
+    factories.make_labels()
+    small = factories.make_conversation(source, n_messages=5)
+    big = factories.make_conversation(source, n_messages=500, branches=2)
+    assert big.message_count == 502
+    for conversation in (small, big):
+        services.feedback_submit(
+            author=reviewer,
+            conversation=conversation,
+            message=factories.last_assistant(conversation),
+            score=1,
+            comment="fine",
+        )
+        # Feedback on the whole conversation shows on every branch: the labels query runs on each path.
+        services.feedback_submit(author=reviewer, conversation=conversation, score=0, comment="ok")
+    _thread_queries(client, small, django_assert_num_queries)
+    body = _thread_queries(client, big, django_assert_num_queries)
+    assert body.count('data-nav-item aria-labelledby="m-') == 500
+    first = Message.objects.filter(conversation=big, depth=499).order_by("id").first()
+    assert first is not None
+    _thread_queries(client, big, django_assert_num_queries, f"?at={first.pk}")
+
+
+def test_the_thread_keeps_the_list_filters_in_its_links(client: Client, reviewer: User, source: Source) -> None:
+    conversation = factories.make_conversation(source)
+    body = (
+        signed_in(client, reviewer).get(f"{conversation.get_absolute_url()}?status=unreviewed&q=pcr").content.decode()
+    )
+    assert 'href="/conversations/?status=unreviewed&amp;q=pcr"' in body
+    assert f"/conversations/next/?status=unreviewed&amp;q=pcr&amp;from={conversation.uuid}" in body
+
+
+def test_auditors_see_no_feedback_forms(client: Client, auditor: User, source: Source) -> None:
+    conversation = factories.make_conversation(source)
+    body = signed_in(client, auditor).get(conversation.get_absolute_url()).content.decode()
+    assert "Give feedback" not in body
+    assert "Mark reviewed" not in body
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The queue
+
+
+def test_next_unreviewed_follows_the_filters_and_the_current_conversation(
+    client: Client, reviewer: User, source: Source
+) -> None:
+    from chats import services
+
+    newest = factories.make_conversation(source, title="newest", start_time="2026-03-03T00:00:00Z")
+    middle = factories.make_conversation(source, title="middle", start_time="2026-03-02T00:00:00Z", with_tools=False)
+    oldest = factories.make_conversation(source, title="oldest", start_time="2026-03-01T00:00:00Z")
+    services.conversation_set_review_status(actor=reviewer, conversation=newest, status="reviewed")
+    signed_in(client, reviewer)
+    response = client.get("/conversations/next/")
+    assert response["Location"] == middle.get_absolute_url()
+    response = client.get(f"/conversations/next/?has_tool_calls=true&from={newest.uuid}")
+    assert response["Location"] == f"{oldest.get_absolute_url()}?has_tool_calls=true"
+    response = client.get(f"/conversations/next/?from={oldest.uuid}")
+    assert response["Location"] == middle.get_absolute_url()  # wraps around
+    response = client.get("/conversations/next/?from=not-a-uuid")
+    assert response["Location"] == middle.get_absolute_url()
+
+
+def test_next_unreviewed_with_an_empty_queue_returns_to_the_list(client: Client, reviewer: User) -> None:
+    response = signed_in(client, reviewer).get("/conversations/next/?model=none")
+    assert response["Location"] == "/conversations/?model=none"
+
+
+def test_next_unreviewed_queries(client: Client, reviewer: User, source: Source, django_assert_num_queries) -> None:
+    newer = factories.make_conversation(source, start_time="2026-03-02T00:00:00Z")
+    older = factories.make_conversation(source, start_time="2026-03-01T00:00:00Z")
+    signed_in(client, reviewer)
+    # session, user, groups, the current conversation, the next one
+    with django_assert_num_queries(5):
+        response = client.get(f"/conversations/next/?from={newer.uuid}")
+    assert response["Location"] == older.get_absolute_url()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The dashboard
+
+
+def test_the_dashboard_shows_counts_charts_and_recent_activity(
+    client: Client, reviewer: User, source: Source, django_assert_num_queries
+) -> None:
+    from chats import services
+
+    conversation = factories.make_record_qa(source)
+    factories.make_conversation(source, n_messages=8)
+    services.conversation_set_review_status(actor=reviewer, conversation=conversation, status="in_review")
+    signed_in(client, reviewer)
+    # session, user, groups, by source, by model, by status, by score, by label, tools, artifacts, events
+    with django_assert_num_queries(11):
+        response = client.get("/")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "<svg" in body and "Most-used tools" in body
+    assert "airalogy_search" in body
+    assert "conversation.status_changed" in body
+    assert "Most injected artifacts" in body
+
+
+@pytest.mark.postgres
+def test_search_uses_postgres_full_text_with_stemming_and_web_syntax(
+    client: Client, reviewer: User, source: Source
+) -> None:
+    factories.make_conversation(source, title="pcr", topic="thermocyclers")
+    factories.make_conversation(source, title="blots", topic="nitrocellulose")
+    signed_in(client, reviewer)
+
+    def titles(q: str) -> set[str]:
+        return {c.title for c in client.get("/conversations/", {"q": q}).context["page"].conversations}
+
+    assert titles("thermocycler") == {"pcr"}  # stemmed: the text says "thermocyclers"
+    assert titles("thermocycler OR nitrocellulose") == {"pcr", "blots"}
+    assert titles("annealing -nitrocellulose") == {"pcr"}
+    assert titles('"annealing temperature"') == {"pcr", "blots"}
