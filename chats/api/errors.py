@@ -43,4 +43,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return None
     if isinstance(exc, exceptions.APIException):
         response.data = {"errors": error_list(exc.detail)}
+    elif isinstance(response.data, dict) and "errors" not in response.data:
+        # Django's Http404 and PermissionDenied, which DRF answers as {"detail": ...}.
+        response.data = {"errors": error_list(response.data)}
     return response

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from chats.models import IngestionReceipt
+from chats.models import Conversation, Feedback, IngestionReceipt, Label
 
 
 class IssueSerializer(serializers.Serializer):
@@ -55,3 +56,207 @@ class ReceiptSerializer(serializers.ModelSerializer):
             "created_at",
             "payload",
         ]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading conversations
+
+
+class FeedbackSummarySerializer(serializers.Serializer):
+    count = serializers.IntegerField(source="feedback_count", help_text="Feedback entries of every origin.")
+    score_up = serializers.IntegerField(help_text="Entries scoring +1.")
+    score_down = serializers.IntegerField(help_text="Entries scoring -1.")
+
+
+class ConversationListSerializer(serializers.ModelSerializer):
+    source = serializers.CharField(source="source.name", help_text="The source's name.")  # type: ignore[assignment]
+    format = serializers.CharField(source="input_format", help_text="The format the conversation arrived in.")
+    user = serializers.CharField(source="user_external_id", help_text="The external user id.")
+    model = serializers.CharField(source="model_name", help_text="The model's name.")
+    display_title = serializers.CharField(help_text="The title, else the first user message, else the id.")
+    feedback_summary = FeedbackSummarySerializer(source="*")
+
+    class Meta:
+        model = Conversation
+        fields = [
+            "uuid",
+            "source",
+            "external_id",
+            "external_id_generated",
+            "format",
+            "title",
+            "display_title",
+            "user",
+            "model",
+            "started_at",
+            "ended_at",
+            "last_activity_at",
+            "review_status",
+            "message_count",
+            "tool_call_count",
+            "artifact_count",
+            "branch_count",
+            "feedback_summary",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ConversationPageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True, help_text="The next (older) page, or null at the end.")
+    previous = serializers.URLField(allow_null=True, help_text="The previous (newer) page, or null.")
+    results = ConversationListSerializer(many=True)
+
+
+class ToolCallSerializer(serializers.Serializer):
+    call_id = serializers.CharField()
+    index = serializers.IntegerField(help_text="Position among the message's calls.")
+    type = serializers.CharField(help_text="function, custom, function_call (legacy), or as given.")
+    name = serializers.CharField(allow_blank=True)
+    arguments = serializers.CharField(allow_blank=True, help_text="Exactly as sent.")
+    parsed_arguments = serializers.JSONField(allow_null=True, help_text="The arguments decoded, when valid JSON.")
+    arguments_error = serializers.CharField(allow_blank=True, help_text="Why the arguments are not valid JSON.")
+    result_message_key = serializers.CharField(
+        allow_null=True, help_text="The tool message answering this call (by tool_call_id), or null if unanswered."
+    )
+    extra = serializers.JSONField(help_text="Unknown keys of the call, verbatim.")
+
+
+class MessageSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="The message's identity in the conversation (the input's id or a hash).")
+    parent_key = serializers.CharField(allow_null=True)
+    position = serializers.IntegerField(help_text="Order of arrival, 0-based.")
+    depth = serializers.IntegerField()
+    on_active_path = serializers.BooleanField()
+    role = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
+    section = serializers.CharField(help_text="main, or scenario for messages given before the main ones.")
+    content_form = serializers.CharField(help_text="string, parts or null: the shape content arrived in.")
+    parts = serializers.ListField(child=serializers.DictField(), help_text="Content parts, each with a type.")
+    text = serializers.CharField(allow_blank=True)
+    reasoning = serializers.CharField(allow_blank=True)
+    context_pairs = serializers.ListField(child=serializers.ListField(child=serializers.CharField(allow_blank=True)))
+    author_metadata = serializers.JSONField()
+    sent_at = serializers.DateTimeField(allow_null=True)
+    tool_call_id = serializers.CharField(allow_blank=True, help_text="For a tool message: the call it answers.")
+    is_orphan_result = serializers.BooleanField(help_text="A tool result whose id matches no call.")
+    hidden = serializers.BooleanField()
+    recipient = serializers.CharField(allow_blank=True)
+    extra = serializers.JSONField(help_text="Unknown keys of the message, verbatim.")
+    tool_calls = ToolCallSerializer(many=True, source="call_list")
+
+
+class ArtifactSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    artifact_id = serializers.CharField()
+    id_well_formed = serializers.BooleanField()
+    tool_name = serializers.CharField()
+    tool_call_id = serializers.CharField(help_text="The injecting call's call_id.")
+    message_key = serializers.CharField(help_text="The assistant message holding that call.")
+    requested = serializers.BooleanField(help_text="Named in the call's arguments.")
+    resolved = serializers.BooleanField(help_text="Present in the answering tool message.")
+    payload = serializers.JSONField(allow_null=True, help_text="The resolved item, verbatim.")
+
+
+class FeedbackSerializer(serializers.Serializer):
+    uuid = serializers.UUIDField()
+    conversation = serializers.UUIDField(source="conversation_uuid")
+    message = serializers.CharField(
+        source="message_key", allow_null=True, help_text="The message's key, or null for the whole conversation."
+    )
+    origin = serializers.ChoiceField(choices=["reviewer", "masterbrain", "chatgpt"])
+    author = serializers.CharField(source="author_username", allow_null=True, help_text="Null for imported feedback.")
+    score = serializers.IntegerField(allow_null=True, min_value=-1, max_value=1)
+    labels = serializers.SerializerMethodField(help_text="Label names.")
+    comment = serializers.CharField(allow_blank=True)
+    correction = serializers.CharField(allow_blank=True, help_text="A corrected assistant answer.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_labels(self, feedback: Feedback) -> list[str]:
+        return [label.name for label in feedback.labels.all()]
+
+
+class ConversationDetailSerializer(ConversationListSerializer):
+    model_config = serializers.JSONField(allow_null=True, help_text="The model as given (a string or an object).")
+    branch = serializers.ChoiceField(choices=["active", "all"], help_text="Which messages are listed.")
+    messages = MessageSerializer(many=True, source="message_list")
+    artifacts = ArtifactSerializer(many=True, source="artifact_list")
+    feedback = FeedbackSerializer(many=True, source="feedback_list")
+
+    class Meta(ConversationListSerializer.Meta):
+        fields = [
+            *ConversationListSerializer.Meta.fields,
+            "model_config",
+            "scenario",
+            "injection_context",
+            "context_pairs",
+            "metadata",
+            "active_leaf_key",
+            "branch",
+            "messages",
+            "artifacts",
+            "feedback",
+        ]
+        read_only_fields = fields
+
+
+class LabelSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Label
+        fields = ["name", "description"]
+        read_only_fields = fields
+
+
+class InjectionSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    tool_name = serializers.CharField()
+    tool_call_id = serializers.CharField()
+    message_key = serializers.CharField()
+    requested = serializers.BooleanField()
+    resolved = serializers.BooleanField()
+
+
+class ArtifactUseSerializer(ConversationListSerializer):
+    injections = InjectionSerializer(many=True, source="injection_list")
+    labels = serializers.DictField(
+        child=serializers.IntegerField(), source="label_counts", help_text="Feedback label name -> count."
+    )
+
+    class Meta(ConversationListSerializer.Meta):
+        fields = [*ConversationListSerializer.Meta.fields, "injections", "labels"]
+        read_only_fields = fields
+
+
+class ArtifactUsePageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ArtifactUseSerializer(many=True)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Writing feedback (input serializers: they check types; the service checks the rules)
+
+
+class FeedbackCreateSerializer(serializers.Serializer):
+    conversation = serializers.UUIDField(help_text="The conversation's uuid.")
+    message = serializers.CharField(
+        required=False, allow_null=True, default=None, help_text="A message key; omit or null for the conversation."
+    )
+    score = serializers.ChoiceField(choices=[-1, 0, 1], required=False, allow_null=True, default=None)
+    labels = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list, help_text="Label names from /api/v1/labels/."
+    )
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    correction = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="A corrected answer (assistant messages only)."
+    )
+
+
+class FeedbackUpdateSerializer(serializers.Serializer):
+    score = serializers.ChoiceField(choices=[-1, 0, 1], required=False, allow_null=True)
+    labels = serializers.ListField(child=serializers.CharField(), required=False)
+    comment = serializers.CharField(required=False, allow_blank=True)
+    correction = serializers.CharField(required=False, allow_blank=True)

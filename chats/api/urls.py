@@ -1,11 +1,23 @@
 from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.routers import SimpleRouter
 
-from chats.api import ingest_views
+from chats.api import docs, ingest_views, views
 
 app_name = "api"
+
+router = SimpleRouter()
+router.register("conversations", views.ConversationViewSet, basename="conversation")
+router.register("feedback", views.FeedbackViewSet, basename="feedback")
 
 urlpatterns = [
     path("ingest/", ingest_views.IngestView.as_view(), name="ingest"),
     path("ingest/bulk/", ingest_views.BulkIngestView.as_view(), name="ingest-bulk"),
     path("receipts/<uuid:uuid>/", ingest_views.ReceiptView.as_view(), name="receipt"),
+    path("artifacts/", views.ArtifactUsesView.as_view(), name="artifacts"),
+    path("labels/", views.LabelListView.as_view(), name="labels"),
+    path("export/", views.BulkExportView.as_view(), name="export"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", docs.SwaggerDocsView.as_view(url_name="api:schema"), name="docs"),
+    *router.urls,
 ]

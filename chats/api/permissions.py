@@ -1,0 +1,77 @@
+"""Who may read and write through the API.
+
+People (a session, or a personal token) read when they are reviewers, auditors or staff, and write feedback
+when they are reviewers (or superusers): the same roles as the review pages. A source's key reads only the
+conversations of its own source and writes no feedback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Model, QuerySet
+from rest_framework import permissions
+from rest_framework.request import Request
+
+from chats.api.authentication import SourcePrincipal
+
+REVIEWERS = "Reviewers"
+AUDITORS = "Auditors"
+
+
+@dataclass(frozen=True)
+class ApiRoles:
+    can_read: bool
+    can_write: bool
+
+
+def api_roles(request: Request) -> ApiRoles:
+    """The caller's roles: one query for a person's groups, once per request."""
+    cached = getattr(request, "_api_roles", None)
+    if cached is not None:
+        return cached
+    user = request.user
+    if isinstance(user, SourcePrincipal):
+        roles = ApiRoles(can_read=True, can_write=False)
+    elif user is None or not user.is_authenticated or not user.is_active:
+        roles = ApiRoles(can_read=False, can_write=False)
+    else:
+        groups = set(user.groups.values_list("name", flat=True))
+        roles = ApiRoles(
+            can_read=bool(user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}),
+            can_write=bool(user.is_superuser or REVIEWERS in groups),
+        )
+    request._api_roles = roles  # type: ignore[attr-defined]
+    return roles
+
+
+def scope_to_caller[M: Model](request: Request, queryset: QuerySet[M], source_field: str = "source") -> QuerySet[M]:
+    """What the caller may see of `queryset`: everything for a person with a reading role, one source for a key."""
+    user = request.user
+    if isinstance(user, SourcePrincipal):
+        return queryset.filter(**{source_field: user.source})
+    return queryset
+
+
+class CanRead(permissions.BasePermission):
+    message = "You need the Reviewers or Auditors role (or a source's key) to read conversations."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user and request.user.is_authenticated) and api_roles(request).can_read
+
+
+class CanReadOrReview(CanRead):
+    """Reads for every reader; writes (POST, PATCH, DELETE) only for reviewers."""
+
+    write_message = "Only reviewers can give feedback."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if not super().has_permission(request, view):
+            return False
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        if not api_roles(request).can_write:
+            self.message = self.write_message
+            return False
+        return True

@@ -1,0 +1,36 @@
+"""Make a personal API token for a reviewer, an auditor or a staff member; the token is printed once, last."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from chats import services
+from chats.api.permissions import AUDITORS, REVIEWERS
+
+
+class Command(BaseCommand):
+    help = "Create a personal API token (Authorization: Api-Key <token>) for USERNAME and print it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("username")
+        parser.add_argument("--name", default="", help="A note to tell the token apart (shown in the admin).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        user_model = get_user_model()
+        try:
+            user = user_model.objects.get(**{user_model.USERNAME_FIELD: options["username"]})
+        except user_model.DoesNotExist:
+            raise CommandError(f"no user named {options['username']!r}") from None
+        groups = set(user.groups.values_list("name", flat=True))
+        if not (user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}):
+            raise CommandError(
+                f"{options['username']!r} is neither a reviewer, an auditor nor staff: a token would read nothing"
+            )
+        if not user.is_active:
+            raise CommandError(f"{options['username']!r} is inactive")
+        key, raw = services.api_key_create(user=user, name=options["name"] or "personal token")
+        self.stderr.write(f"Token {key.prefix}… for {user.get_username()}; it is shown once, keep it secret:")
+        self.stdout.write(raw)

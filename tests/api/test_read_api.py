@@ -1,0 +1,362 @@
+"""GET /api/v1/conversations/, /conversations/<uuid>/, /artifacts/ and /labels/: who may read what, filters,
+search, cursor pagination, and query counts that do not grow with the data."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from chats import services
+from chats.models import Conversation, InjectedArtifact, Label, Message, ToolCall
+from tests.factories import (
+    last_assistant,
+    make_chatgpt_branches,
+    make_conversation,
+    make_labels,
+    make_record_qa,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def reader(api_client: APIClient, reviewer: Any) -> APIClient:
+    api_client.force_login(reviewer)
+    return api_client
+
+
+def token_client(user: Any) -> APIClient:
+    _, raw = services.api_key_create(user=user, name="test")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
+    return client
+
+
+def uuids(response: Any) -> list[str]:
+    assert response.status_code == 200, response.json()
+    return [item["uuid"] for item in response.json()["results"]]
+
+
+# --- who may read ---
+
+
+def test_anonymous_gets_401_with_the_scheme_to_use(source: Any, api_client: APIClient) -> None:
+    make_conversation(source)
+
+    response = api_client.get("/api/v1/conversations/")
+
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Api-Key"
+    assert response.json()["errors"][0]["path"] == ""
+
+
+@pytest.mark.parametrize(
+    "url", ["/api/v1/conversations/", "/api/v1/labels/", "/api/v1/artifacts/?artifact_id=x", "/api/v1/feedback/"]
+)
+def test_a_user_without_a_role_is_refused(api_client: APIClient, no_role_user: Any, url: str) -> None:
+    api_client.force_login(no_role_user)
+
+    assert api_client.get(url).status_code == 403
+    assert token_client(no_role_user).get(url).status_code == 403
+
+
+def test_personal_tokens_of_reviewers_and_auditors_read(source: Any, reviewer: Any, auditor: Any) -> None:
+    conversation = make_conversation(source)
+
+    for user in (reviewer, auditor):
+        assert uuids(token_client(user).get("/api/v1/conversations/")) == [str(conversation.uuid)]
+
+
+def test_staff_reads_with_a_session(source: Any, api_client: APIClient, admin_user: Any) -> None:
+    make_conversation(source)
+    api_client.force_login(admin_user)
+
+    assert len(uuids(api_client.get("/api/v1/conversations/"))) == 1
+
+
+def test_a_revoked_token_is_refused(source: Any, reviewer: Any) -> None:
+    key, raw = services.api_key_create(user=reviewer)
+    services.api_key_revoke(key=key)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
+
+    assert client.get("/api/v1/conversations/").status_code == 401
+
+
+def test_a_source_key_reads_only_its_own_source(source: Any, other_source: Any, ingest_client: APIClient) -> None:
+    mine, theirs = make_conversation(source), make_conversation(other_source)
+
+    assert uuids(ingest_client.get("/api/v1/conversations/")) == [str(mine.uuid)]
+    assert ingest_client.get(f"/api/v1/conversations/{mine.uuid}/").status_code == 200
+    assert ingest_client.get(f"/api/v1/conversations/{theirs.uuid}/").status_code == 404
+
+
+def test_an_unknown_or_malformed_uuid_is_a_json_404(reader: APIClient) -> None:
+    for uuid in ("0b8f9a57-8f1e-4a44-9d0f-0d1c3b1c2a11", "not-a-uuid"):
+        response = reader.get(f"/api/v1/conversations/{uuid}/")
+        assert response.status_code == 404 and response.json()["errors"][0]["message"]
+
+
+# --- the list: filters and search ---
+
+
+def test_the_list_has_summaries_and_no_messages(source: Any, reader: APIClient) -> None:
+    conversation = make_conversation(source, title="Touchdown PCR")
+
+    [item] = reader.get("/api/v1/conversations/").json()["results"]
+
+    assert item["uuid"] == str(conversation.uuid) and item["source"] == "masterbrain"
+    assert item["title"] == "Touchdown PCR" and item["format"] == "chat_document"
+    assert item["message_count"] == conversation.message_count and item["tool_call_count"] > 0
+    assert item["feedback_summary"] == {"count": 0, "score_up": 0, "score_down": 0}
+    assert "messages" not in item
+
+
+def test_the_shared_filters_apply(source: Any, other_source: Any, reader: APIClient, reviewer: Any) -> None:
+    make_labels("helpful")
+    plain = make_conversation(source, with_tools=False, model="small", user_id="u-1", start_time="2024-03-01T10:00:00Z")
+    tools = make_conversation(source, model="qwen3.5-flash", start_time="2024-05-01T10:00:00Z")
+    record = make_record_qa(other_source)
+    services.feedback_submit(author=reviewer, conversation=tools, score=-1, labels=[Label.objects.get(name="helpful")])
+    services.conversation_set_review_status(actor=reviewer, conversation=plain, status="reviewed")
+    artifact = InjectedArtifact.objects.filter(conversation=record).first()
+    assert artifact is not None
+
+    def listed(query: str) -> set[str]:
+        return set(uuids(reader.get(f"/api/v1/conversations/?{query}")))
+
+    assert listed("model=small") == {str(plain.uuid)}
+    assert listed("user=u-1") == {str(plain.uuid)}
+    assert listed("source=other-logger") == {str(record.uuid)}
+    assert listed("format=record_qa") == {str(record.uuid)}
+    assert listed("has_tool_calls=false") == {str(plain.uuid)}
+    assert listed("tool_name=airalogy_search") == {str(tools.uuid)}
+    assert listed(f"artifact_id={artifact.artifact_id}") == {str(record.uuid)}
+    assert listed(f"artifact_kind={artifact.kind}") == {str(record.uuid)}
+    assert listed("status=reviewed") == {str(plain.uuid)}
+    assert listed("score=-1") == {str(tools.uuid)}
+    assert listed("label=helpful") == {str(tools.uuid)}
+    assert listed("date_from=2024-04-01&date_to=2024-05-01") == {str(tools.uuid)}
+    assert listed("role=tool&model=qwen3.5-flash") == {str(tools.uuid)}
+
+
+def test_full_text_search_finds_message_text(source: Any, reader: APIClient) -> None:
+    gel = make_conversation(source, topic="agarose electrophoresis")
+    make_conversation(source, topic="centrifuge")
+
+    assert uuids(reader.get("/api/v1/conversations/?q=electrophoresis")) == [str(gel.uuid)]
+
+
+def test_an_invalid_filter_is_a_400_naming_the_parameter(reader: APIClient) -> None:
+    response = reader.get("/api/v1/conversations/?score=5&date_from=yesterday")
+
+    assert response.status_code == 400
+    assert {error["path"] for error in response.json()["errors"]} == {"/score", "/date_from"}
+
+
+# --- cursor pagination ---
+
+
+def _follow(client: APIClient, url: str) -> list[str]:
+    seen: list[str] = []
+    while url:
+        response = client.get(url)
+        seen.extend(uuids(response))
+        url = response.json()["next"]
+    return seen
+
+
+def test_cursor_pages_are_newest_first_and_go_back(source: Any, reader: APIClient) -> None:
+    made = [make_conversation(source, start_time=f"2024-01-{day:02d}T00:00:00Z") for day in range(1, 6)]
+    newest_first = [str(c.uuid) for c in reversed(made)]
+
+    first = reader.get("/api/v1/conversations/?page_size=2").json()
+    second = reader.get(first["next"]).json()
+
+    assert [item["uuid"] for item in first["results"]] == newest_first[:2]
+    assert [item["uuid"] for item in second["results"]] == newest_first[2:4]
+    assert first["previous"] is None
+    assert [item["uuid"] for item in reader.get(second["previous"]).json()["results"]] == newest_first[:2]
+    assert _follow(reader, "/api/v1/conversations/?page_size=2") == newest_first
+
+
+def test_cursor_pagination_is_stable_while_new_conversations_arrive(source: Any, reader: APIClient) -> None:
+    existing = [make_conversation(source) for _ in range(5)]
+    page = reader.get("/api/v1/conversations/?page_size=2").json()
+    seen = [item["uuid"] for item in page["results"]]
+
+    # New conversations arrive (newer than everything, and one at an old start time) while the client pages.
+    make_conversation(source)
+    make_conversation(source, start_time="2000-01-01T00:00:00Z")
+    seen += _follow(reader, page["next"])
+
+    assert len(seen) == len(set(seen)), "a conversation was listed twice"
+    assert {str(c.uuid) for c in existing} <= set(seen), "a conversation was skipped"
+
+
+def test_a_forged_cursor_or_page_size_is_a_400(reader: APIClient) -> None:
+    assert reader.get("/api/v1/conversations/?cursor=n.garbage").json()["errors"][0]["path"] == "/cursor"
+    assert reader.get("/api/v1/conversations/?page_size=0").status_code == 400
+
+
+# --- the detail ---
+
+
+def test_the_detail_has_the_active_path_with_tool_calls_and_their_results(source: Any, reader: APIClient) -> None:
+    conversation = make_conversation(source, n_messages=5, branches=1)
+
+    body = reader.get(f"/api/v1/conversations/{conversation.uuid}/").json()
+
+    assert body["branch"] == "active"
+    path = list(Message.objects.filter(conversation=conversation).active_path())
+    assert [m["key"] for m in body["messages"]] == [m.key for m in path]
+    assert body["messages"][-1]["text"] == "Alternative answer 1."
+    call = next(m for m in body["messages"] if m["tool_calls"])["tool_calls"][0]
+    stored = ToolCall.objects.get(conversation=conversation, call_id=call["call_id"])
+    assert call["name"] == "airalogy_search" and call["parsed_arguments"] == {"keywords": ["PCR"]}
+    assert call["result_message_key"] == stored.result_message.key
+    tool_message = next(m for m in body["messages"] if m["key"] == call["result_message_key"])
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == call["call_id"]
+    assert [m["parent_key"] for m in body["messages"][1:]] == [m["key"] for m in body["messages"][:-1]]
+
+
+def test_branch_all_lists_every_message_of_the_tree(source: Any, reader: APIClient) -> None:
+    conversation = make_chatgpt_branches(source)
+
+    body = reader.get(f"/api/v1/conversations/{conversation.uuid}/?branch=all").json()
+
+    assert len(body["messages"]) == Message.objects.filter(conversation=conversation).count()
+    assert any(not m["on_active_path"] for m in body["messages"])
+    assert reader.get(f"/api/v1/conversations/{conversation.uuid}/?branch=some").status_code == 400
+
+
+def test_the_detail_has_artifacts_and_feedback(source: Any, reader: APIClient, reviewer: Any) -> None:
+    conversation = make_record_qa(source)
+    answer = last_assistant(conversation)
+    services.feedback_submit(author=reviewer, conversation=conversation, message=answer, score=1, comment="ok")
+
+    body = reader.get(f"/api/v1/conversations/{conversation.uuid}/").json()
+
+    assert len(body["artifacts"]) == InjectedArtifact.objects.filter(conversation=conversation).count() > 0
+    artifact = body["artifacts"][0]
+    assert artifact["tool_call_id"] and artifact["message_key"] in {m["key"] for m in body["messages"]}
+    [feedback] = body["feedback"]
+    assert feedback["message"] == answer.key and feedback["author"] == "rita" and feedback["score"] == 1
+    assert body["injection_context"] is not None and body["feedback_summary"]["score_up"] == 1
+
+
+def test_list_queries_do_not_grow_with_the_number_of_conversations(
+    source: Any, reader: APIClient, django_assert_num_queries: Any
+) -> None:
+    make_conversation(source)
+    with django_assert_num_queries(4):  # session, user, groups, conversations
+        assert len(uuids(reader.get("/api/v1/conversations/"))) == 1
+
+    for _ in range(49):
+        make_conversation(source, n_messages=2, with_tools=False)
+    with django_assert_num_queries(4):
+        assert len(uuids(reader.get("/api/v1/conversations/"))) == 50
+
+
+@pytest.mark.parametrize("n_messages", [5, 500])
+def test_detail_queries_do_not_grow_with_the_number_of_messages(
+    source: Any, reader: APIClient, reviewer: Any, django_assert_num_queries: Any, n_messages: int
+) -> None:
+    conversation = make_conversation(source, n_messages=n_messages)
+    make_labels("helpful")
+    services.feedback_submit(
+        author=reviewer,
+        conversation=conversation,
+        message=last_assistant(conversation),
+        score=1,
+        labels=[Label.objects.get(name="helpful")],
+    )
+
+    # session, user, groups, conversation, messages, tool calls, artifacts, feedback, their labels
+    with django_assert_num_queries(9):
+        response = reader.get(f"/api/v1/conversations/{conversation.uuid}/?branch=all")
+
+    assert len(response.json()["messages"]) == n_messages
+
+
+# --- artifacts and labels ---
+
+
+def test_artifacts_lists_the_conversations_an_artifact_was_injected_into(
+    source: Any, reader: APIClient, reviewer: Any
+) -> None:
+    make_labels("helpful")
+    conversation = make_record_qa(source)
+    make_conversation(source)
+    artifact = InjectedArtifact.objects.filter(conversation=conversation).first()
+    assert artifact is not None
+    services.feedback_submit(
+        author=reviewer, conversation=conversation, score=-1, labels=[Label.objects.get(name="helpful")]
+    )
+
+    body = reader.get(f"/api/v1/artifacts/?artifact_id={artifact.artifact_id}").json()
+
+    [item] = body["results"]
+    assert item["uuid"] == str(conversation.uuid)
+    assert item["feedback_summary"] == {"count": 1, "score_up": 0, "score_down": 1}
+    assert item["labels"] == {"helpful": 1}
+    assert {injection["tool_name"] for injection in item["injections"]} == {artifact.tool_name}
+    assert all(injection["kind"] == artifact.kind for injection in item["injections"])
+
+
+def test_artifacts_needs_an_artifact_id(reader: APIClient) -> None:
+    response = reader.get("/api/v1/artifacts/")
+
+    assert response.status_code == 400 and response.json()["errors"][0]["path"] == "/artifact_id"
+
+
+def test_artifacts_are_scoped_for_a_source_key(other_source: Any, ingest_client: APIClient) -> None:
+    conversation = make_record_qa(other_source)
+    artifact = InjectedArtifact.objects.filter(conversation=conversation).first()
+    assert artifact is not None
+
+    assert uuids(ingest_client.get(f"/api/v1/artifacts/?artifact_id={artifact.artifact_id}")) == []
+
+
+def test_labels_lists_the_taxonomy(reader: APIClient) -> None:
+    Label.objects.create(name="hallucination", description="Invented facts")
+    Label.objects.create(name="helpful")
+
+    assert reader.get("/api/v1/labels/").json() == [
+        {"name": "hallucination", "description": "Invented facts"},
+        {"name": "helpful", "description": ""},
+    ]
+
+
+def test_conversations_are_ordered_like_the_review_list(source: Any, reader: APIClient) -> None:
+    for _ in range(3):
+        make_conversation(source)
+
+    expected = [str(u) for u in Conversation.objects.newest_first().values_list("uuid", flat=True)]
+
+    assert uuids(reader.get("/api/v1/conversations/")) == expected
+
+
+# --- personal tokens from the command line ---
+
+
+def test_create_api_token_prints_a_token_that_reads(source: Any, auditor: Any) -> None:
+    conversation = make_conversation(source)
+    out = StringIO()
+
+    call_command("create_api_token", "aude", stdout=out, stderr=StringIO())
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {out.getvalue().splitlines()[-1]}")
+    assert uuids(client.get("/api/v1/conversations/")) == [str(conversation.uuid)]
+
+
+def test_create_api_token_refuses_a_user_without_a_role(no_role_user: Any) -> None:
+    with pytest.raises(CommandError, match="neither a reviewer"):
+        call_command("create_api_token", "nobody", stdout=StringIO(), stderr=StringIO())
+    with pytest.raises(CommandError, match="no user"):
+        call_command("create_api_token", "ghost", stdout=StringIO(), stderr=StringIO())
