@@ -193,13 +193,21 @@ def conversation_ingest(
 ) -> IngestResult:
     """Store one conversation document: whole or not at all, idempotently, and leave a receipt either way."""
     text = c.canonical_json(document)
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    try:
+        encoded = text.encode()
+        has_surrogate = False
+    except UnicodeEncodeError:
+        # json.loads accepts an unpaired surrogate escape ("\ud800"); no UTF-8 text can hold one.
+        encoded = text.encode(errors="surrogatepass")
+        has_surrogate = True
+    digest = hashlib.sha256(encoded).hexdigest()
     if size_bytes is None:
-        size_bytes = len(text.encode())
-    nul_path = _find_nul(document) if "\\u0000" in text else None
-    if nul_path is not None:
-        # PostgreSQL can store no NUL character in text or JSON; refuse rather than alter what was sent.
-        issue = c.Issue(nul_path, "contains a NUL character (\\u0000), which cannot be stored; remove or escape it")
+        size_bytes = len(encoded)
+    unstorable = _find_unstorable(document) if has_surrogate or "\\u0000" in text else None
+    if unstorable is not None:
+        # PostgreSQL stores neither in text or JSON; refuse rather than alter what was sent.
+        issue = c.Issue(*unstorable)
+        text = encoded.decode(errors="backslashreplace")
         receipt = IngestionReceipt.objects.create(
             source=source,
             api_key=api_key,
@@ -290,21 +298,33 @@ def conversation_store(
     )
 
 
-def _find_nul(value: Any, path: str = "") -> str | None:
-    """The JSON pointer of the first string (or key) holding a NUL character."""
+def _unstorable_reason(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored; remove or escape it"
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return "contains an unpaired UTF-16 surrogate (such as \\ud800), which is not text; send valid UTF-8"
+    return None
+
+
+def _find_unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The JSON pointer of the first string (or key) that PostgreSQL cannot store, and why."""
     if isinstance(value, str):
-        return path if "\x00" in value else None
+        reason = _unstorable_reason(value)
+        return (path, reason) if reason else None
     if isinstance(value, dict):
         for key, item in value.items():
-            sub = f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
-            if "\x00" in str(key):
-                return sub
-            found = _find_nul(item, sub)
+            # The pointer itself must be storable (it goes into the receipt): escape what the key cannot hold.
+            shown = str(key).replace("\x00", "\\u0000").encode(errors="backslashreplace").decode()
+            sub = f"{path}/{shown.replace('~', '~0').replace('/', '~1')}"
+            reason = _unstorable_reason(str(key))
+            found = (sub, reason) if reason else _find_unstorable(item, sub)
             if found is not None:
                 return found
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            found = _find_nul(item, f"{path}/{index}")
+            found = _find_unstorable(item, f"{path}/{index}")
             if found is not None:
                 return found
     return None

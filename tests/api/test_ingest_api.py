@@ -227,3 +227,14 @@ def test_nan_and_infinity_are_not_json(ingest_client):
     )
 
     assert response.status_code == 400 and "NaN" in response.json()["errors"][0]["message"]
+
+
+def test_an_unpaired_surrogate_is_refused_with_its_path_not_a_server_error(ingest_client):
+    body = b'{"conversation_id": "s", "chat_history": [{"role": "user", "content": "half \\ud800 a pair"}]}'
+
+    response = ingest_client.post("/api/v1/ingest/", data=body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["path"] == "/chat_history/0/content"
+    assert "surrogate" in response.json()["errors"][0]["message"]
+    assert IngestionReceipt.objects.get().outcome == "rejected" and Conversation.objects.count() == 0

@@ -360,3 +360,12 @@ def test_create_api_token_refuses_a_user_without_a_role(no_role_user: Any) -> No
         call_command("create_api_token", "nobody", stdout=StringIO(), stderr=StringIO())
     with pytest.raises(CommandError, match="no user"):
         call_command("create_api_token", "ghost", stdout=StringIO(), stderr=StringIO())
+
+
+def test_a_nul_character_in_a_query_parameter_gets_400_not_a_server_error(api_client, reviewer):
+    api_client.force_authenticate(reviewer)
+
+    response = api_client.get("/api/v1/artifacts/?artifact_id=abc%00def")
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["path"] == "/query/artifact_id"

@@ -146,10 +146,5 @@ def test_every_read_feedback_and_export_operation_answers_as_the_schema_says(
     _fuzz_paths(wsgi_app, seeded, READ_PATHS)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason='known: a JSON string holding a lone surrogate escape ("\\ud800") makes ingest fail with a 500 '
-    "(services.conversation_ingest encodes the text as UTF-8); found by this test, reported to the ingest owner",
-)
 def test_the_ingest_operations_answer_as_the_schema_says(seeded: dict[str, str], wsgi_app: Any) -> None:
     _fuzz_paths(wsgi_app, seeded, SOURCE_KEY_PATHS)
