@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
@@ -40,6 +40,15 @@ from chats.models import (
 
 UserLike = User | AnonymousUser | None
 
+
+class Principal(Protocol):
+    """Anyone who acts without being a user, such as a source authenticated by its API key."""
+
+    def get_username(self) -> str: ...
+
+
+Actor = UserLike | Principal
+
 # Full-text search indexes this many characters of a conversation (a tsvector is capped at 1 MB).
 SEARCH_TEXT_LIMIT = 250_000
 
@@ -50,7 +59,7 @@ SEARCH_TEXT_LIMIT = 250_000
 
 def audit_record(
     *,
-    actor: UserLike,
+    actor: Actor,
     action: str,
     target_type: str,
     target_id: Any,
@@ -61,7 +70,8 @@ def audit_record(
     user = actor if isinstance(actor, User) else None
     return AuditEvent.objects.create(
         actor=user,
-        actor_username=user.get_username() if user else "",
+        # A copy of who it was, which also names a source acting by its key ("source:masterbrain").
+        actor_username=actor.get_username() if actor is not None else "",
         action=action,
         target_type=target_type,
         target_id=str(target_id),
@@ -1015,7 +1025,7 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
 
 def export_record(
     *,
-    actor: UserLike,
+    actor: Actor,
     what: str,
     format: str,
     filters: dict[str, Any],

@@ -54,7 +54,7 @@ def _person(request: Request) -> Any:
 
 
 def _caller(request: Request) -> Any:
-    """The person behind a request for the audit trail (None for a source's key: the services record no actor)."""
+    """Who is behind a request, for the audit trail: a user, or a source acting by its key."""
     return request.user
 
 

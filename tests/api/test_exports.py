@@ -245,6 +245,8 @@ def test_a_source_key_bulk_exports_only_its_own_source(
     lines = ndjson(ingest_client.get("/api/v1/export/?format=chat_document"))
 
     assert [line["chat_id"] for line in lines] == [mine.external_id]
+    event = AuditEvent.objects.get(action="conversation.exported")
+    assert event.actor is None and event.actor_username == f"source:{source.name}"
 
 
 # --- training JSONL ---
