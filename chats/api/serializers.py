@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from chats.models import Conversation, Feedback, IngestionReceipt, Label
+from chats.models import Conversation, Feedback, IngestionReceipt, Label, Outcome
 
 
 class IssueSerializer(serializers.Serializer):
@@ -20,7 +20,7 @@ class ErrorSerializer(serializers.Serializer):
 class IngestResultSerializer(serializers.Serializer):
     conversation = serializers.UUIDField(allow_null=True)
     external_id = serializers.CharField()
-    outcome = serializers.ChoiceField(choices=["created", "updated", "unchanged", "rejected"])
+    outcome = serializers.ChoiceField(choices=Outcome.choices)
     format = serializers.CharField()
     receipt = serializers.UUIDField()
     warnings = IssueSerializer(many=True)

@@ -148,3 +148,12 @@ def test_every_read_feedback_and_export_operation_answers_as_the_schema_says(
 
 def test_the_ingest_operations_answer_as_the_schema_says(seeded: dict[str, str], wsgi_app: Any) -> None:
     _fuzz_paths(wsgi_app, seeded, SOURCE_KEY_PATHS)
+
+
+def test_the_schema_generates_without_warnings_and_validates(tmp_path: Any) -> None:
+    from django.core.management import call_command
+
+    target = tmp_path / "schema.yaml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
+
+    assert "/api/v1/ingest/bulk/" in target.read_text()
