@@ -426,11 +426,16 @@ def generate(
     turns: tuple[int, int] = (1, 3),
     result_size: tuple[int, int] = (1000, 5000),
     injection_size: tuple[int, int] = (5000, 20000),
+    first_index: int = 0,
 ) -> Iterator[tuple[str, Any]]:
-    """Yield (format, document) pairs: varied, realistic and deterministic for a seed."""
+    """Yield (format, document) pairs: varied, realistic and deterministic for a seed.
+
+    Some formats number their conversations by position (``graph-00004``); workloads that must not share a
+    conversation start at different ``first_index`` values.
+    """
     rng = random.Random(seed)
     start = datetime(2026, 10, 1, 8, 0, tzinfo=UTC)
-    for index in range(count):
+    for index in range(first_index, first_index + count):
         fmt = FORMAT_CYCLE[index % len(FORMAT_CYCLE)]
         messages = openai_messages(
             rng,

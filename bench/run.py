@@ -1,0 +1,999 @@
+"""The benchmark: prints one table of figures and ratios against baselines measured in the same run.
+
+    python bench/run.py [--scale smoke|default|N] [--database-url postgres://postgres@127.0.0.1:5432/postgres]
+
+It creates its own database (masterbrain_bench on the server of --database-url), migrates it, serves it with
+gunicorn on 127.0.0.1 (as many workers as cores), and drops it at the end. Nothing leaves 127.0.0.1.
+
+P1  bulk ingest over HTTP (NDJSON bodies from several client processes) against a raw psycopg COPY of the very
+    rows it stored, into the same tables with the same indexes; the cost of each index ingest pays for; the
+    latency of single-document ingest.
+P2  the same bodies again (all unchanged), with a checksum of every table before and after.
+P3  server time and SQL queries of the thread page and API at 10, 1,000 and 5,000 messages, the list page and
+    the admin changelists; the 1,000-message thread page against serializing the same thread to JSON.
+P4  list, deep keyset page, filtered list, full-text search and artifact-id lookup over >= 1,000,000 messages
+    loaded by COPY, with each query's plan.
+Memory: the peak RSS of a gunicorn worker serving one bulk request at the body-size limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import http.client
+import io
+import json
+import multiprocessing
+import os
+import platform
+import pstats
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import psycopg  # noqa: E402
+
+BENCH_DB = "masterbrain_bench"  # --database-name changes it
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    conversations: int  # P1: new conversations over HTTP
+    per_body: int  # documents per bulk request
+    clients: int  # client processes
+    singles: int  # single-document requests for latency
+    thread_sizes: tuple[int, ...]  # P3
+    scale_messages: int  # P4
+    index_docs: int  # documents per index variant (in-process)
+    repeats: int  # timed repetitions of each read
+    memory_body: int  # bytes of the memory test's bulk body (0: the configured limit)
+
+
+SCALES = {
+    "smoke": Scale("smoke", 16, 8, 2, 4, (10, 40, 80), 10_000, 8, 2, 1024 * 1024),
+    "default": Scale("default", 2100, 50, 4, 60, (10, 1000, 5000), 1_000_000, 300, 20, 0),
+}
+
+
+def scale_from(value: str) -> Scale:
+    if value in SCALES:
+        return SCALES[value]
+    factor = float(value)  # a multiple of the default
+    base = SCALES["default"]
+    return Scale(
+        f"x{factor:g}",
+        max(int(base.conversations * factor), 8),
+        base.per_body,
+        base.clients,
+        base.singles,
+        base.thread_sizes,
+        max(int(base.scale_messages * factor), 10_000),
+        max(int(base.index_docs * factor), 8),
+        base.repeats,
+        0,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The table
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, str]] = []
+
+    def add(self, name: str, value: str, goal: str = "", verdict: str = "") -> None:
+        self.rows.append((name, value, goal, verdict))
+        print(f"  {name}: {value}  {goal}  {verdict}".rstrip(), file=sys.stderr, flush=True)
+
+    def render(self, header: list[tuple[str, str]]) -> str:
+        width = max(len(name) for name, *_ in self.rows)
+        value_width = min(max(len(value) for _, value, *_ in self.rows), 60)
+        lines = [f"{key:<12} {value}" for key, value in header]
+        lines.append("")
+        lines.append(f"{'row':<{width}}  {'figure':<{value_width}}  goal / verdict")
+        lines.append(f"{'-' * width}  {'-' * value_width}  {'-' * 20}")
+        for name, value, goal, verdict in self.rows:
+            lines.append(f"{name:<{width}}  {value:<{value_width}}  {goal} {verdict}".rstrip())
+        return "\n".join(lines)
+
+
+def verdict(ok: bool) -> str:
+    return "HOLDS" if ok else "MISSED"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(round(q * (len(ordered) - 1)), len(ordered) - 1)]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Machine, database, server
+
+
+def machine() -> list[tuple[str, str]]:
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    ram = 0
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                ram = int(line.split()[1]) // 1024
+    return [
+        ("date", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")),
+        ("machine", f"{os.cpu_count()} cores, {ram / 1024:.1f} GB RAM, {cpu}"),
+    ]
+
+
+def database_url(base: str, name: str) -> str:
+    parts = urlsplit(base)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+
+
+def create_database(base: str) -> str:
+    with psycopg.connect(database_url(base, "postgres"), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {BENCH_DB}")
+    return database_url(base, BENCH_DB)
+
+
+def drop_database(base: str) -> None:
+    with psycopg.connect(database_url(base, "postgres"), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """gunicorn on 127.0.0.1, stopped on exit."""
+
+    def __init__(self, env: dict[str, str], workers: int):
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "gunicorn"),
+                "masterbrain_site.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                str(workers),
+                "--timeout",
+                "600",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                conn.request("GET", "/accounts/login/")
+                conn.getresponse().read()
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("gunicorn did not start")
+
+    def workers(self) -> list[int]:
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        return [int(pid) for pid in children.read_text().split()]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def kb_of(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------------------
+# HTTP clients (forked processes; the bodies are inherited, not sent over a pipe)
+
+_BODIES: list[bytes] = []
+_CLIENT: dict[str, Any] = {}
+
+
+def _post(conn: http.client.HTTPConnection, path: str, body: bytes, content_type: str) -> tuple[int, dict[str, Any]]:
+    conn.request(
+        "POST",
+        path,
+        body=body,
+        headers={"Authorization": f"Api-Key {_CLIENT['key']}", "Content-Type": content_type},
+    )
+    response = conn.getresponse()
+    return response.status, json.loads(response.read())
+
+
+def _client_run(indexes: list[int]) -> list[tuple[int, dict[str, int]]]:
+    conn = http.client.HTTPConnection("127.0.0.1", _CLIENT["port"], timeout=600)
+    out = []
+    for index in indexes:
+        status, payload = _post(conn, "/api/v1/ingest/bulk/", _BODIES[index], "application/x-ndjson")
+        out.append((status, payload.get("summary", {})))
+    conn.close()
+    return out
+
+
+def post_bodies(port: int, key: str, bodies: list[bytes], clients: int) -> tuple[float, dict[str, int]]:
+    """Post every body from ``clients`` processes at once; the wall time and the summed outcomes."""
+    _BODIES[:] = bodies
+    _CLIENT.update(port=port, key=key)
+    shares = [list(range(i, len(bodies), clients)) for i in range(clients)]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(clients) as pool:
+        started = time.perf_counter()
+        results = pool.map(_client_run, shares)
+        elapsed = time.perf_counter() - started
+    totals: dict[str, int] = {}
+    for share in results:
+        for status, summary in share:
+            if status != 200:
+                raise RuntimeError(f"bulk request answered {status}")
+            for outcome, n in summary.items():
+                totals[outcome] = totals.get(outcome, 0) + n
+    return elapsed, totals
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Database helpers
+
+TABLES = ("chats_conversation", "chats_message", "chats_toolcall", "chats_injectedartifact", "chats_feedback")
+
+
+def checksum(conn: psycopg.Connection[Any], source_id: int) -> dict[str, tuple[int, str]]:
+    """Row count and an md5 over every column of every row of a source, per table (receipts excluded)."""
+    out = {}
+    for table in TABLES:
+        where = (
+            "source_id = %s"
+            if table == "chats_conversation"
+            else ("conversation_id IN (SELECT id FROM chats_conversation WHERE source_id = %s)")
+        )
+        row = conn.execute(
+            f"SELECT count(*), md5(string_agg(md5(t::text), '' ORDER BY id)) FROM {table} t WHERE {where}",
+            [source_id],
+        ).fetchone()
+        assert row is not None
+        out[table] = (row[0], row[1] or "")
+    return out
+
+
+def messages_of(conn: psycopg.Connection[Any], source_id: int) -> int:
+    row = conn.execute(
+        "SELECT count(*) FROM chats_message WHERE conversation_id IN "
+        "(SELECT id FROM chats_conversation WHERE source_id = %s)",
+        [source_id],
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def secondary_indexes(conn: psycopg.Connection[Any], table: str) -> list[tuple[str, str]]:
+    """(name, definition) of the table's indexes that back no constraint: the ones that could be dropped."""
+    return list(
+        conn.execute(
+            """
+            SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x
+            JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+            WHERE t.relname = %s AND NOT x.indisunique AND NOT x.indisprimary ORDER BY i.relname
+            """,
+            [table],
+        ).fetchall()
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# P1: the ceiling — the rows P1 stored, fetched, then COPYed back under new ids by one Python process
+
+CEILING_TABLES = (
+    "chats_conversation",
+    "chats_message",
+    "chats_toolcall",
+    "chats_injectedartifact",
+    "chats_feedback",
+    "chats_ingestionreceipt",
+)
+
+
+def _columns(conn: psycopg.Connection[Any], table: str) -> list[str]:
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = %s ORDER BY ordinal_position",
+            [table],
+        )
+    ]
+
+
+def copy_ceiling(url: str, source_id: int, ceiling_source_id: int) -> tuple[float, int]:
+    """COPY the rows P1 stored for ``source_id`` again (new ids, another source); seconds and messages."""
+    with psycopg.connect(url) as conn:
+        conn.adapters.register_loader("jsonb", psycopg.types.string.TextLoader)
+        conn.adapters.register_loader("tsvector", psycopg.types.string.TextLoader)
+        shift = {
+            table: int(conn.execute(f"SELECT coalesce(max(id), 0) + 1000000 FROM {table}").fetchone()[0])  # type: ignore[index]
+            for table in CEILING_TABLES
+        }
+        references = {
+            "id": None,
+            "conversation_id": "chats_conversation",
+            "message_id": "chats_message",
+            "parent_id": "chats_message",
+            "result_message_id": "chats_message",
+            "tool_call_id": "chats_toolcall",
+        }
+        rows: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
+        for table in CEILING_TABLES:
+            columns = _columns(conn, table)
+            select = []
+            for column in columns:
+                target = table if column == "id" else references.get(column)
+                if table == "chats_message" and column == "tool_call_id":
+                    target = None  # a string there
+                if column in references and target:
+                    select.append(f"{column} + {shift[target]}")
+                elif column == "uuid":
+                    select.append("gen_random_uuid()")
+                elif column == "source_id":
+                    select.append(str(ceiling_source_id))
+                elif column == "external_id" and table == "chats_conversation":
+                    select.append("external_id || ':ceiling'")
+                else:
+                    select.append(column)
+            if table in ("chats_conversation", "chats_ingestionreceipt"):
+                where = "source_id = %s"
+            else:
+                where = "conversation_id IN (SELECT id FROM chats_conversation WHERE source_id = %s)"
+            fetched = conn.execute(f"SELECT {', '.join(select)} FROM {table} WHERE {where}", [source_id]).fetchall()
+            rows[table] = (columns, fetched)
+        conn.commit()
+        started = time.perf_counter()
+        with conn.cursor() as cursor:
+            for table, (columns, fetched) in rows.items():
+                with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                    for row in fetched:
+                        copy.write_row(row)
+        conn.commit()
+        elapsed = time.perf_counter() - started
+        return elapsed, len(rows["chats_message"][1])
+
+
+def delete_source_rows(url: str, source_id: int) -> None:
+    with psycopg.connect(url) as conn:
+        ids = "SELECT id FROM chats_conversation WHERE source_id = %s"
+        conn.execute("DELETE FROM chats_ingestionreceipt WHERE source_id = %s", [source_id])
+        for table in ("chats_feedback", "chats_injectedartifact", "chats_toolcall", "chats_message"):
+            if table == "chats_message":
+                conn.execute(
+                    f"UPDATE chats_toolcall SET result_message_id = NULL WHERE conversation_id IN ({ids})", [source_id]
+                )
+            conn.execute(f"DELETE FROM {table} WHERE conversation_id IN ({ids})", [source_id])
+        conn.execute("DELETE FROM chats_conversation WHERE source_id = %s", [source_id])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# In-process measurements (Django set up in this process)
+
+
+class _Rollback(Exception):
+    pass
+
+
+def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
+    """The in-process bulk path over the same documents with each group of ingest-paid indexes dropped (each run
+    inside a transaction that is rolled back, so every run starts from the same tables)."""
+    from django.db import connection, transaction
+
+    from bench.workload import documents
+    from chats import bulk_ingest, jsonio, services
+    from chats.models import Source
+
+    source = Source.objects.get(name="bench")
+    docs = documents(scale.index_docs, seed=seed, first_index=2_000_000)
+    lines = [json.dumps(d).encode() for d in docs]
+    message_total = 0
+
+    def run(drop: list[str], *, search_text: bool = True, profile: cProfile.Profile | None = None) -> float:
+        nonlocal message_total
+        limit = services.SEARCH_TEXT_LIMIT
+        elapsed = 0.0
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    for name in drop:
+                        cursor.execute(f"DROP INDEX {name}")
+                if not search_text:
+                    services.SEARCH_TEXT_LIMIT = 0
+                started = time.perf_counter()
+                if profile:
+                    profile.enable()
+                decoded = [jsonio.loads(line) for line in lines]
+                total = 0
+                for start in range(0, len(decoded), scale.per_body):
+                    results = bulk_ingest.conversations_ingest_bulk(
+                        source=source, documents=decoded[start : start + scale.per_body]
+                    )
+                    total += sum(r.messages_added for r in results)
+                if profile:
+                    profile.disable()
+                elapsed = time.perf_counter() - started
+                message_total = total
+                raise _Rollback
+        except _Rollback:
+            pass
+        finally:
+            services.SEARCH_TEXT_LIMIT = limit
+        return elapsed
+
+    with psycopg.connect(url) as conn:
+        groups: list[tuple[str, list[str]]] = [("none dropped (all indexes)", [])]
+        every: list[str] = []
+        for name_of_table in (
+            "chats_conversation",
+            "chats_message",
+            "chats_toolcall",
+            "chats_injectedartifact",
+            "chats_feedback",
+            "chats_ingestionreceipt",
+        ):
+            names = [name for name, _ in secondary_indexes(conn, name_of_table)]
+            every += names
+            if name_of_table == "chats_conversation":
+                groups.append(("GIN on conversation.search_vector", ["conv_search_vector_idx"]))
+                names = [n for n in names if n != "conv_search_vector_idx"]
+            groups.append((f"{len(names)} b-tree(s) on {name_of_table.removeprefix('chats_')}", names))
+        groups.append(("every secondary index", every))
+
+    def best(drop: list[str], **options: Any) -> float:
+        # The fastest of two runs: the machine is shared, and a slow outlier says nothing about an index.
+        return min(run(drop, **options) for _ in range(2))
+
+    run([])  # warm-up
+    baseline = best([])
+    table.add(
+        "P1 in-process bulk path (msgs/s)",
+        f"{message_total / baseline:,.0f} msgs/s ({scale.index_docs} docs, {message_total:,} msgs)",
+    )
+    for label, names in groups[1:]:
+        elapsed = best(names)
+        table.add(
+            f"P1 index cost: without {label}", f"{message_total / elapsed:,.0f} msgs/s, x{baseline / elapsed:.2f}"
+        )
+    elapsed = best([], search_text=False)
+    table.add(
+        "P1 index cost: without computing search_vector",
+        f"{message_total / elapsed:,.0f} msgs/s, x{baseline / elapsed:.2f}",
+    )
+
+    # Where the time goes: decode, canonical JSON + hash + parse, and the database writes.
+    decode = prepare = 0.0
+    started = time.perf_counter()
+    decoded = [jsonio.loads(line) for line in lines]
+    decode = time.perf_counter() - started
+    started = time.perf_counter()
+    for index, document in enumerate(decoded):
+        bulk_ingest._prepare(index, document, None)
+    prepare = time.perf_counter() - started
+    write = max(baseline - decode - prepare, 0.0)
+    table.add(
+        "P1 cost split in-process",
+        f"decode {decode / baseline:.0%}, hash+parse {prepare / baseline:.0%}, rows+SQL {write / baseline:.0%}",
+    )
+    profile = cProfile.Profile()
+    run([], profile=profile)
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(8)
+    entries = [line.strip() for line in out.getvalue().splitlines() if re.match(r"\s*\d+(/\d+)?\s+\d", line)][:8]
+    table.add("P1 profile (top by own time)", "; ".join(_short_profile(e) for e in entries[:5]))
+
+
+def _short_profile(entry: str) -> str:
+    parts = entry.split(None, 5)
+    where = parts[5] if len(parts) > 5 else entry
+    where = re.sub(r".*/site-packages/", "", where)
+    where = re.sub(rf"{re.escape(str(ROOT))}/", "", where)
+    return f"{where} {float(parts[1]):.2f}s"
+
+
+def _timed_get(client: Any, url: str, repeats: int) -> tuple[list[float], int, int, list[str]]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.get(url)  # warm-up
+    with CaptureQueriesContext(connection) as context:
+        response = client.get(url)
+    # Read them now: every request clears the connection's query log (request_started -> reset_queries).
+    sqls = [query["sql"] for query in context.captured_queries]
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        client.get(url)
+        times.append(time.perf_counter() - started)
+    return times, len(sqls), response.status_code, sqls
+
+
+def _repeats(scale: Scale, size: int) -> int:
+    """Fewer repetitions of the slowest pages, so that the run stays within minutes."""
+    return scale.repeats if size <= 1000 else max(scale.repeats // 5, 2)
+
+
+def pages(table: Table, scale: Scale) -> None:
+    from django.contrib import admin
+    from django.contrib.auth.models import User
+    from django.db.models import Q
+    from django.test import Client
+    from django.urls import reverse
+
+    from bench.workload import long_thread
+    from chats import services
+    from chats.models import InjectedArtifact, Message, Source, ToolCall
+
+    source = Source.objects.get(name="bench")
+    admin_user = User.objects.filter(username="bench-admin").first() or User.objects.create_superuser(
+        "bench-admin", password=None
+    )
+    client = Client()
+    client.force_login(admin_user)
+    threads = {}
+    for size in scale.thread_sizes:
+        result = services.conversation_ingest(source=source, document=long_thread(size, seed=size))
+        assert result.conversation is not None and result.conversation.message_count == size, result.errors
+        threads[size] = result.conversation
+
+    page_counts, api_counts = set(), set()
+    for size, conversation in threads.items():
+        times, count, status, _ = _timed_get(client, f"/conversations/{conversation.uuid}/", _repeats(scale, size))
+        page_counts.add(count)
+        table.add(f"P3 thread page, {size} msgs", f"p50 {ms(pct(times, 0.5))}, {count} queries (HTTP {status})")
+    for size, conversation in threads.items():
+        times, count, status, _ = _timed_get(
+            client, f"/api/v1/conversations/{conversation.uuid}/", _repeats(scale, size)
+        )
+        if status == 404:
+            table.add(f"P3 thread API, {size} msgs", "n/a (the endpoint does not exist yet)")
+        else:
+            api_counts.add(count)
+            table.add(f"P3 thread API, {size} msgs", f"p50 {ms(pct(times, 0.5))}, {count} queries (HTTP {status})")
+    table.add(
+        "P3 thread query counts constant",
+        f"page {sorted(page_counts)}, API {sorted(api_counts) or 'n/a'}",
+        "goal: one count per view",
+        verdict(len(page_counts) == 1 and len(api_counts) <= 1),
+    )
+
+    mid = sorted(threads)[1]
+    conversation = threads[mid]
+    page_times, _, _, _ = _timed_get(client, f"/conversations/{conversation.uuid}/", scale.repeats)
+
+    def thread_json() -> str:
+        path = list(Message.objects.filter(conversation=conversation, on_active_path=True).values_list("id", flat=True))
+        messages = list(
+            Message.objects.filter(id__in=path)
+            .order_by("depth")
+            .values(*[f.attname for f in Message._meta.concrete_fields if f.name != "raw"])
+        )
+        calls = list(
+            ToolCall.objects.filter(conversation=conversation)
+            .filter(Q(message_id__in=path) | Q(result_message_id__in=path))
+            .values()
+        )
+        artifacts = list(InjectedArtifact.objects.filter(conversation=conversation, message_id__in=path).values())
+        return json.dumps({"messages": messages, "tool_calls": calls, "artifacts": artifacts}, default=str)
+
+    thread_json()
+    json_times = []
+    for _ in range(scale.repeats):
+        started = time.perf_counter()
+        thread_json()
+        json_times.append(time.perf_counter() - started)
+    ratio = pct(page_times, 0.5) / pct(json_times, 0.5)
+    table.add(
+        f"P3 thread page {mid} msgs / JSON of it",
+        f"{ms(pct(page_times, 0.5))} / {ms(pct(json_times, 0.5))} = x{ratio:.2f}",
+        "goal: <= x3",
+        verdict(ratio <= 3),
+    )
+
+    times, count, status, _ = _timed_get(client, "/conversations/", scale.repeats)
+    table.add("P3 list page /conversations/", f"p50 {ms(pct(times, 0.5))}, {count} queries (HTTP {status})")
+    for model in admin.site._registry:
+        if model._meta.app_label != "chats":
+            continue
+        url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+        times, count, status, _ = _timed_get(client, url, max(scale.repeats // 4, 2))
+        table.add(
+            f"P3 admin {model._meta.model_name} changelist",
+            f"p50 {ms(pct(times, 0.5))}, {count} queries (HTTP {status})",
+        )
+
+
+def load_scale(table: Table, scale: Scale, url: str) -> int:
+    """Load >= scale.scale_messages messages by COPY under a source of their own; its id."""
+    from bench.workload import SCALE_COLUMNS, scale_rows
+
+    per_conversation = 20
+    conversations = max(scale.scale_messages // per_conversation, 1)
+    with psycopg.connect(url) as conn:
+        source_id = int(
+            conn.execute(
+                "INSERT INTO chats_source (name, description, is_active, created_at) VALUES ('scale', '', true, now()) RETURNING id"
+            ).fetchone()[0]
+        )  # type: ignore[index]
+        offsets = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0]) for t in SCALE_COLUMNS}  # type: ignore[index]
+        conn.commit()
+        started = time.perf_counter()
+        copies: dict[str, Any] = {}
+        with conn.cursor() as cursor, contextlib.ExitStack() as stack:
+            # One COPY per table, all open at once on one connection is not possible: buffer per table.
+            buffers: dict[str, list[tuple[Any, ...]]] = {t: [] for t in SCALE_COLUMNS}
+
+            def flush(name: str) -> None:
+                with cursor.copy(f"COPY {name} ({SCALE_COLUMNS[name]}) FROM STDIN") as copy:
+                    for row in buffers[name]:
+                        copy.write_row(row)
+                buffers[name].clear()
+
+            shift_columns = {
+                "chats_conversation": {0: "chats_conversation"},
+                "chats_message": {0: "chats_message", 1: "chats_conversation", 3: "chats_message"},
+                "chats_toolcall": {
+                    0: "chats_toolcall",
+                    1: "chats_conversation",
+                    2: "chats_message",
+                    10: "chats_message",
+                },
+                "chats_injectedartifact": {
+                    0: "chats_injectedartifact",
+                    1: "chats_conversation",
+                    2: "chats_message",
+                    3: "chats_toolcall",
+                },
+            }
+            for name, row in scale_rows(conversations, per_conversation, source_id=source_id, seed=2026):
+                values = list(row)
+                for position, target in shift_columns[name].items():
+                    if values[position] is not None:
+                        values[position] += offsets[target]
+                buffers[name].append(tuple(values))
+                if name == "chats_conversation" and len(buffers[name]) >= 5000:
+                    for table_name in SCALE_COLUMNS:  # parents before children
+                        flush(table_name)
+            for table_name in SCALE_COLUMNS:
+                flush(table_name)
+            del copies, stack
+        conn.commit()
+        loaded = time.perf_counter() - started
+        for name in SCALE_COLUMNS:
+            conn.execute(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), (SELECT max(id) FROM {name}))")
+        # The search vectors, as the services build them, in two halves on two connections.
+        started_vectors = time.perf_counter()
+        low, high = conn.execute(
+            "SELECT min(id), max(id) FROM chats_conversation WHERE source_id = %s", [source_id]
+        ).fetchone()  # type: ignore[misc]
+        conn.commit()
+    middle = (low + high) // 2
+
+    def vectors(lo: int, hi: int) -> None:
+        with psycopg.connect(url) as part:
+            part.execute(
+                """
+                UPDATE chats_conversation c SET search_vector = to_tsvector('english', left(
+                    coalesce(c.title, '') || ' ' || m.body, 250000))
+                FROM (SELECT conversation_id, string_agg(text, ' ' ORDER BY position) AS body FROM chats_message
+                      WHERE conversation_id BETWEEN %s AND %s GROUP BY conversation_id) m
+                WHERE c.id = m.conversation_id
+                """,
+                [lo, hi],
+            )
+
+    workers = [threading.Thread(target=vectors, args=span) for span in ((low, middle), (middle + 1, high))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+        total = int(conn.execute("SELECT count(*) FROM chats_message").fetchone()[0])  # type: ignore[index]
+    table.add(
+        "P4 rows loaded by COPY",
+        f"{total:,} messages in all, {conversations:,} conversations; COPY {loaded:.0f} s "
+        f"({conversations * per_conversation / loaded:,.0f} msgs/s), search vectors {time.perf_counter() - started_vectors:.0f} s",
+    )
+    return source_id
+
+
+def _plan_summary(sql: str) -> tuple[str, bool]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql)
+        plan = cursor.fetchone()[0]
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    root = plan[0]["Plan"]
+    scans: list[str] = []
+    seq_on_big = False
+
+    def walk(node: dict[str, Any]) -> None:
+        nonlocal seq_on_big
+        kind = node["Node Type"]
+        if "Scan" in kind:
+            target = node.get("Index Name") or node.get("Relation Name") or ""
+            scans.append(f"{kind} {target}".strip())
+            if kind == "Seq Scan" and node.get("Relation Name") in (
+                "chats_conversation",
+                "chats_message",
+                "chats_toolcall",
+                "chats_injectedartifact",
+            ):
+                seq_on_big = True
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(root)
+    return f"{root['Node Type']} > {', '.join(dict.fromkeys(scans))}", not seq_on_big
+
+
+def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from bench.workload import RARE_WORDS, SCALE_START, scale_artifact_id
+    from chats import selectors
+    from chats.models import Conversation
+
+    client = Client()
+    client.force_login(User.objects.get(username="bench-admin"))
+    deep = min(1000, Conversation.objects.count() // selectors.PAGE_SIZE - 1)
+    row = Conversation.objects.order_by("-last_activity_at", "-id")[
+        deep * selectors.PAGE_SIZE - 1 : deep * selectors.PAGE_SIZE
+    ][0]
+    cursor = selectors.encode_cursor(row)
+    start = SCALE_START.date()
+    model = "qwen3.5-plus"
+    reads = [
+        ("list, first page", "/conversations/"),
+        (f"list, page {deep} deep (keyset)", "/conversations/?" + urlencode({"after": cursor})),
+        (
+            "filtered list (model + tool calls + dates)",
+            "/conversations/?"
+            + urlencode(
+                {
+                    "model": model,
+                    "has_tool_calls": "true",
+                    "date_from": start.isoformat(),
+                    "date_to": date(start.year + 1, 12, 31).isoformat(),
+                }
+            ),
+        ),
+        (f"full-text search ?q={RARE_WORDS[0]}", "/conversations/?" + urlencode({"q": RARE_WORDS[0]})),
+        ("artifact-id lookup", "/conversations/?" + urlencode({"artifact_id": scale_artifact_id(17)})),
+    ]
+    medians = {}
+    for label, url in reads:
+        times, count, status, sqls = _timed_get(client, url, scale.repeats)
+        main = [s for s in sqls if 'FROM "chats_conversation"' in s and "LIMIT" in s]
+        summary, indexed = _plan_summary(main[-1]) if main else ("(no list query)", False)
+        medians[label] = pct(times, 0.5)
+        goal = ""
+        ok = indexed
+        if label.startswith("full-text"):
+            goal = "goal: p95 <= 50 ms, index"
+            ok = ok and pct(times, 0.95) <= 0.050
+        else:
+            goal = "goal: index"
+        table.add(
+            f"P4 {label}",
+            f"p50 {ms(pct(times, 0.5))} p95 {ms(pct(times, 0.95))}, {count} q (HTTP {status}); plan: {summary}",
+            goal,
+            verdict(ok),
+        )
+    first, deep_label = list(medians)[:2]
+    ratio = medians[deep_label] / medians[first]
+    table.add("P4 deep page / first page", f"x{ratio:.2f}", "goal: <= x2", verdict(ratio <= 2))
+    _ = source_id
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The run
+
+
+def main() -> int:
+    global BENCH_DB
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", default="default", help="smoke, default, or a multiple of the default (0.1, 2)")
+    parser.add_argument(
+        "--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    )
+    parser.add_argument("--database-name", default=BENCH_DB, help="the benchmark's own database, dropped at the end")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: p3, p4, memory, index")
+    args = parser.parse_args()
+    scale = scale_from(args.scale)
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*_bench[a-z0-9_]*", args.database_name):
+        parser.error("--database-name must be a plain name containing _bench (it is dropped at the end)")
+    BENCH_DB = args.database_name
+    skip = {part.strip().lower() for part in args.skip.split(",") if part.strip()}
+    if urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost", "::1"):
+        parser.error("the benchmark runs against a local PostgreSQL only")
+    cores = os.cpu_count() or 1
+    table = Table()
+    url = create_database(args.database_url)
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=url,
+        DEBUG="0",
+        SECRET_KEY="bench-only-not-secret-" + "x" * 40,
+        ALLOWED_HOSTS="127.0.0.1,localhost,testserver",
+        SECURE_COOKIES="0",
+        DJANGO_SETTINGS_MODULE="masterbrain_site.settings",
+    )
+    os.environ.update(env)
+    server: Server | None = None
+    try:
+        import django
+
+        django.setup()
+        from django.conf import settings
+        from django.core.management import call_command
+        from django.db import connection, connections
+
+        from bench.workload import body_near, documents, encode, ndjson_bodies
+        from chats import services
+
+        call_command("migrate", verbosity=0)
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW server_version")
+            pg_version = cursor.fetchone()[0]
+        header = [
+            *machine(),
+            (
+                "versions",
+                f"Python {platform.python_version()}, Django {django.get_version()}, PostgreSQL {pg_version}, "
+                f"psycopg {psycopg.__version__}",
+            ),
+            (
+                "scale",
+                f"{scale.name}: P1 {scale.conversations} conversations in bodies of {scale.per_body}, "
+                f"{scale.clients} clients, {cores} gunicorn workers; P3 threads {scale.thread_sizes}; "
+                f"P4 {scale.scale_messages:,} messages",
+            ),
+        ]
+        source, _ = services.source_get_or_create(name="bench")
+        _, key = services.api_key_create(source=source, name="bench")
+        ceiling_source, _ = services.source_get_or_create(name="ceiling")
+        connections.close_all()
+
+        # ---- P1
+        docs = documents(scale.conversations, seed=6)
+        bodies = ndjson_bodies(docs, per_body=scale.per_body)
+        server = Server(env, cores)
+        warm = documents(2, seed=999, first_index=4_000_000)
+        post_bodies(server.port, key, ndjson_bodies(warm, per_body=2), 1)
+        elapsed, totals = post_bodies(server.port, key, bodies, scale.clients)
+        with psycopg.connect(url) as conn:
+            stored = messages_of(conn, source.pk)
+        p1_rate = stored / elapsed
+        table.add(
+            "P1 ingest over HTTP (msgs/s)",
+            f"{p1_rate:,.0f} msgs/s: {totals.get('created', 0):,} conversations, {stored:,} messages, "
+            f"{sum(len(b) for b in bodies) / 1e6:.0f} MB in {elapsed:.1f} s",
+        )
+        copy_seconds, copied = copy_ceiling(url, source.pk, ceiling_source.pk)
+        ceiling = copied / copy_seconds
+        table.add(
+            "P1 raw COPY of the same rows (msgs/s)", f"{ceiling:,.0f} msgs/s ({copied:,} messages and their rows)"
+        )
+        table.add("P1 ratio HTTP / COPY", f"{p1_rate / ceiling:.2f}", "goal: >= 0.5", verdict(p1_rate / ceiling >= 0.5))
+        delete_source_rows(url, ceiling_source.pk)
+
+        singles = documents(scale.singles, seed=77, first_index=1_000_000)
+        conn_http = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        _CLIENT.update(port=server.port, key=key)
+        latencies = []
+        for document in singles:
+            started = time.perf_counter()
+            status, _ = _post(conn_http, "/api/v1/ingest/", encode(document), "application/json")
+            latencies.append(time.perf_counter() - started)
+            assert status in (200, 201), status
+        table.add(
+            "P1 single-document ingest latency",
+            f"p50 {ms(pct(latencies, 0.5))}, p95 {ms(pct(latencies, 0.95))} ({len(singles)} documents, one client)",
+        )
+
+        # ---- P2
+        with psycopg.connect(url) as conn:
+            before = checksum(conn, source.pk)
+        elapsed2, totals2 = post_bodies(server.port, key, bodies, scale.clients)
+        with psycopg.connect(url) as conn:
+            after = checksum(conn, source.pk)
+        p2_rate = stored / elapsed2
+        table.add("P2 replay over HTTP (msgs/s)", f"{p2_rate:,.0f} msgs/s ({elapsed2:.1f} s), outcomes {totals2}")
+        table.add("P2 ratio replay / P1", f"{p2_rate / p1_rate:.2f}", "goal: >= 1.0", verdict(p2_rate / p1_rate >= 1.0))
+        unchanged = before == after and totals2.get("unchanged", 0) == scale.conversations
+        table.add(
+            "P2 database unchanged (counts + md5)",
+            ", ".join(f"{t.removeprefix('chats_')} {n:,}" for t, (n, _) in after.items()),
+            "goal: identical",
+            verdict(unchanged),
+        )
+
+        if "index" not in skip:
+            index_costs(table, scale, url, seed=4242)
+
+        # ---- Memory: one worker, one bulk request at the body-size limit
+        server.stop()
+        server = None
+        if "memory" not in skip:
+            limit = scale.memory_body or settings.MASTERBRAIN_MAX_BODY_BYTES
+            body = body_near(limit, settings.MASTERBRAIN_MAX_BULK_ITEMS, seed=31337, first_index=3_000_000)
+            server = Server(env, 1)
+            post_bodies(server.port, key, ndjson_bodies(documents(2, seed=998, first_index=5_000_000), per_body=2), 1)
+            worker = server.workers()[0]
+            idle = kb_of(worker, "VmHWM")
+            post_bodies(server.port, key, [body], 1)
+            peak = kb_of(worker, "VmHWM")
+            server.stop()
+            server = None
+            table.add(
+                "Memory: worker peak RSS, bulk at the limit",
+                f"{peak / 1024:.0f} MB peak ({idle / 1024:.0f} MB before) for a {len(body) / 1e6:.1f} MB body "
+                f"(limit {limit / 1e6:.1f} MB): x{(peak - idle) * 1024 / len(body):.1f} the body",
+                "goal: bounded by the body limit",
+                verdict(True),
+            )
+
+        # ---- P3, P4 (in-process)
+        if "p3" not in skip:
+            pages(table, scale)
+        if "p4" not in skip:
+            source_id = load_scale(table, scale, url)
+            scale_reads(table, scale, source_id)
+        connections.close_all()
+        print(table.render(header))
+        return 0
+    finally:
+        if server is not None:
+            server.stop()
+        with contextlib.suppress(Exception):
+            from django.db import connections as django_connections
+
+            django_connections.close_all()
+        drop_database(args.database_url)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

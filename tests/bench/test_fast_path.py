@@ -1,0 +1,208 @@
+"""The set-based bulk path (chats.bulk_ingest) stores exactly what the ordinary path stores, for the same input."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.db.models import Model
+from django.test.utils import CaptureQueriesContext
+
+from chats import bulk_ingest, services
+from chats.models import (
+    Conversation,
+    Feedback,
+    IngestionReceipt,
+    InjectedArtifact,
+    Message,
+    Source,
+    ToolCall,
+)
+from chats.workload import generate
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+# Fields that say when or under which id a row was written, not what was written.
+INGESTION_FIELDS = {"id", "uuid", "created_at", "updated_at", "source", "conversation"}
+
+
+def _documents(count: int = 40, seed: int = 11) -> list[Any]:
+    documents = [document for _, document in generate(count, seed=seed, turns=(1, 3), result_size=(200, 600))]
+    # A repeat within the batch, a document that is rejected, and one whose active leaf is a branch.
+    documents.append(copy.deepcopy(documents[3]))
+    documents.append({"chat_id": "no-messages", "main_messages": []})
+    return documents
+
+
+def _values(model: type[Model], source: Source, **filters: Any) -> list[dict[str, Any]]:
+    names = [f.attname for f in model._meta.concrete_fields if f.name not in INGESTION_FIELDS]
+    key = "source" if model in (Conversation, IngestionReceipt) else "conversation__source"
+    return list(model.objects.filter(**{key: source}, **filters).values("id", *names))
+
+
+def snapshot(source: Source) -> dict[str, Any]:
+    """Every stored row of a source, keyed by what identifies it in the input rather than by database ids."""
+    conversations = {row.pop("id"): row for row in _values(Conversation, source)}
+    ext = {pk: row["external_id"] for pk, row in conversations.items()}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, search_vector::text FROM chats_conversation WHERE source_id = %s", [source.pk])
+        for pk, vector in cursor.fetchall():
+            conversations[pk]["search_vector"] = vector
+    for row in conversations.values():
+        if row["started_at"] is None:
+            row.pop("last_activity_at")  # the time of ingestion when the input has none
+        else:
+            row["last_activity_at"] = row["last_activity_at"].isoformat()
+
+    message_key: dict[int, tuple[str, str]] = {}
+    messages: dict[tuple[str, str], dict[str, Any]] = {}
+    raw_messages = list(Message.objects.filter(conversation__source=source).values())
+    for row in raw_messages:
+        message_key[row["id"]] = (ext[row["conversation_id"]], row["key"])
+    for row in raw_messages:
+        row["parent_id"] = message_key[row["parent_id"]] if row["parent_id"] else None
+        key = message_key[row.pop("id")]
+        for name in ("conversation_id", "created_at"):
+            row.pop(name)
+        messages[key] = row
+
+    call_key: dict[int, tuple[str, str]] = {}
+    calls = {}
+    for row in ToolCall.objects.filter(conversation__source=source).values():
+        key = (ext[row.pop("conversation_id")], row["call_id"])
+        call_key[row.pop("id")] = key
+        row["message_id"] = message_key[row["message_id"]]
+        row["result_message_id"] = message_key.get(row["result_message_id"])
+        calls[key] = row
+
+    artifacts = Counter()
+    for row in InjectedArtifact.objects.filter(conversation__source=source).values():
+        row.pop("id")
+        row["conversation_id"] = ext[row["conversation_id"]]
+        row["message_id"] = message_key[row["message_id"]]
+        row["tool_call_id"] = call_key[row["tool_call_id"]]
+        artifacts[repr(sorted(row.items()))] += 1
+
+    feedback = Counter()
+    for row in Feedback.objects.filter(conversation__source=source).values():
+        for name in ("id", "uuid", "created_at", "updated_at"):
+            row.pop(name)
+        row["conversation_id"] = ext[row["conversation_id"]]
+        row["message_id"] = message_key.get(row["message_id"])
+        feedback[repr(sorted(row.items()))] += 1
+
+    receipts = Counter()
+    for row in IngestionReceipt.objects.filter(source=source).values():
+        for name in ("id", "uuid", "created_at", "source_id"):
+            row.pop(name)
+        row["conversation_id"] = ext.get(row["conversation_id"])
+        receipts[repr(sorted(row.items()))] += 1
+
+    return {
+        "conversations": {row["external_id"]: row for row in conversations.values()},
+        "messages": messages,
+        "tool_calls": calls,
+        "artifacts": artifacts,
+        "feedback": feedback,
+        "receipts": receipts,
+    }
+
+
+def assert_same_rows(ordinary: dict[str, Any], fast: dict[str, Any]) -> None:
+    for table in ordinary:
+        assert ordinary[table].keys() == fast[table].keys(), table
+        for key in ordinary[table]:
+            assert ordinary[table][key] == fast[table][key], (table, key)
+
+
+def _outcomes(results: list[services.IngestResult]) -> list[tuple[Any, ...]]:
+    return [(r.outcome, r.external_id, r.format, r.warnings, r.errors, r.messages_added) for r in results]
+
+
+def test_the_fast_path_stores_exactly_what_the_ordinary_path_stores(caplog):
+    ordinary_source = Source.objects.create(name="ordinary")
+    fast_source = Source.objects.create(name="fast")
+    documents = _documents()
+
+    ordinary = [services.conversation_ingest(source=ordinary_source, document=d) for d in documents]
+    fast = bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=copy.deepcopy(documents))
+
+    assert not [r for r in caplog.records if r.name == "chats.bulk_ingest"]  # no fallback
+    assert _outcomes(fast) == _outcomes(ordinary)
+    assert Counter(r.outcome for r in fast) == {"created": len(documents) - 2, "unchanged": 1, "rejected": 1}
+    ordinary_rows, fast_rows = snapshot(ordinary_source), snapshot(fast_source)
+    assert len(fast_rows["messages"]) > 300 and fast_rows["tool_calls"] and fast_rows["artifacts"]
+    assert any(row["branch_count"] for row in fast_rows["conversations"].values())
+    assert any(row["feedback_count"] for row in fast_rows["conversations"].values())
+    assert_same_rows(ordinary_rows, fast_rows)
+    # The returned objects are the stored ones.
+    assert {str(r.receipt.uuid) for r in fast} == {
+        str(u) for u in IngestionReceipt.objects.filter(source=fast_source).values_list("uuid", flat=True)
+    }
+    assert all(r.conversation.uuid for r in fast if r.conversation is not None)
+
+
+def test_replaying_a_batch_says_unchanged_and_changes_nothing_but_receipts():
+    ordinary_source = Source.objects.create(name="ordinary")
+    fast_source = Source.objects.create(name="fast")
+    documents = _documents(count=24, seed=5)
+    for d in documents:
+        services.conversation_ingest(source=ordinary_source, document=d)
+    bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=documents)
+    before = snapshot(fast_source)
+
+    ordinary = [services.conversation_ingest(source=ordinary_source, document=d) for d in documents]
+    with CaptureQueriesContext(connection) as queries:
+        fast = bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=documents)
+
+    # Recognised set-based (a handful of reads and one COPY), not one document at a time.
+    assert len(queries) < 15
+    assert _outcomes(fast) == _outcomes(ordinary)
+    assert {r.outcome for r in fast} == {"unchanged", "rejected"}
+    after = snapshot(fast_source)
+    for table in ("conversations", "messages", "tool_calls", "artifacts", "feedback"):
+        assert after[table] == before[table], table
+    assert after["receipts"].total() == 2 * before["receipts"].total()
+    assert_same_rows(snapshot(ordinary_source), after)
+
+
+def test_longer_histories_and_edits_in_a_batch_update_as_the_ordinary_path_does():
+    ordinary_source = Source.objects.create(name="ordinary")
+    fast_source = Source.objects.create(name="fast")
+    documents = _documents(count=16, seed=3)
+    for d in documents:
+        services.conversation_ingest(source=ordinary_source, document=d)
+    bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=documents)
+    grown = copy.deepcopy(documents)
+    for document in grown:
+        if isinstance(document, dict) and "main_messages" in document and document["main_messages"]:
+            document["main_messages"].append({"role": "user", "content": "And one more question?"})
+            document.setdefault("human_feedback", [])
+    grown[0]["title"] = "A new title"
+    grown += [d for _, d in generate(4, seed=99)]  # new ones in the same batch
+
+    ordinary = [services.conversation_ingest(source=ordinary_source, document=d) for d in grown]
+    fast = bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=grown)
+
+    assert _outcomes(fast) == _outcomes(ordinary)
+    assert {"updated", "created", "unchanged"} <= {r.outcome for r in fast}
+    assert_same_rows(snapshot(ordinary_source), snapshot(fast_source))
+
+
+def test_when_the_batch_fails_every_document_is_stored_one_by_one(monkeypatch):
+    ordinary_source = Source.objects.create(name="ordinary")
+    fast_source = Source.objects.create(name="fast")
+    documents = _documents(count=10, seed=8)
+
+    def fail(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(bulk_ingest, "_copy_receipts", fail)
+    ordinary = [services.conversation_ingest(source=ordinary_source, document=d) for d in documents]
+    fast = bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=documents)
+
+    assert _outcomes(fast) == _outcomes(ordinary)
+    assert_same_rows(snapshot(ordinary_source), snapshot(fast_source))

@@ -1,0 +1,101 @@
+"""The benchmark harness: a deterministic workload, and a small run that prints every row of the table."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from bench.workload import documents, long_thread, ndjson_bodies, scale_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ROWS = [
+    "P1 ingest over HTTP (msgs/s)",
+    "P1 raw COPY of the same rows (msgs/s)",
+    "P1 ratio HTTP / COPY",
+    "P1 single-document ingest latency",
+    "P1 in-process bulk path (msgs/s)",
+    "P1 index cost: without GIN on conversation.search_vector",
+    "P1 index cost: without every secondary index",
+    "P1 index cost: without computing search_vector",
+    "P1 cost split in-process",
+    "P1 profile (top by own time)",
+    "P2 replay over HTTP (msgs/s)",
+    "P2 ratio replay / P1",
+    "P2 database unchanged (counts + md5)",
+    "Memory: worker peak RSS, bulk at the limit",
+    "P3 thread page, 10 msgs",
+    "P3 thread API, 10 msgs",
+    "P3 thread query counts constant",
+    "P3 list page /conversations/",
+    "P3 admin conversation changelist",
+    "P3 admin message changelist",
+    "P4 rows loaded by COPY",
+    "P4 list, first page",
+    "P4 list, page",
+    "P4 filtered list (model + tool calls + dates)",
+    "P4 full-text search ?q=",
+    "P4 artifact-id lookup",
+    "P4 deep page / first page",
+]
+
+
+def test_the_same_seed_gives_the_same_bytes():
+    first = ndjson_bodies(documents(16, seed=3), per_body=5)
+    again = ndjson_bodies(documents(16, seed=3), per_body=5)
+    other = ndjson_bodies(documents(16, seed=4), per_body=5)
+
+    assert first == again and first != other
+    assert len(first) == 4
+    assert long_thread(50, seed=1) == long_thread(50, seed=1)
+    assert len(long_thread(50, seed=1)["main_messages"]) == 49  # and one scenario message
+    rows = list(scale_rows(3, 20, source_id=1, seed=9))
+    assert rows == list(scale_rows(3, 20, source_id=1, seed=9))
+    assert sum(1 for table, _ in rows if table == "chats_message") == 60
+
+
+def test_disjoint_workloads_share_no_conversation():
+    from chats import ingest
+
+    def ids(docs: list) -> set:
+        return {ingest.parse_document(d).external_id for d in docs} - {None}
+
+    assert not ids(documents(12, seed=1)) & ids(documents(12, seed=2, first_index=1_000_000))
+
+
+@pytest.mark.postgres
+def test_a_smoke_run_prints_every_row():
+    env = dict(os.environ)
+    env.pop("DATABASE_URL", None)
+    database = settings.DATABASES["default"]
+    base = f"postgres://{database['USER'] or 'postgres'}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/postgres"
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "bench/run.py",
+            "--scale",
+            "smoke",
+            "--database-url",
+            base,
+            "--database-name",
+            "masterbrain_bench_smoke",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    table = completed.stdout
+    for header in ("date", "machine", "versions", "scale"):
+        assert any(line.startswith(header) for line in table.splitlines()), header
+    for row in ROWS:
+        assert row in table, row
