@@ -10,6 +10,7 @@ urlpatterns = [
     path("conversations/next/", views.next_unreviewed, name="next_unreviewed"),
     path("conversations/<uuid:uuid>/", views.thread, name="thread"),
     path("conversations/<uuid:uuid>/feedback/", views.feedback_save, name="feedback_save"),
+    path("conversations/<uuid:uuid>/feedback/form/", views.feedback_form, name="feedback_form"),
     path(
         "conversations/<uuid:uuid>/feedback/<uuid:feedback_uuid>/delete/",
         views.feedback_delete,

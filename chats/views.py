@@ -91,6 +91,14 @@ def _list_query(params: QueryDict) -> str:
     return urlencode(pairs)
 
 
+def _feedback_urls(conversation: Conversation) -> dict[str, str]:
+    """Reversed once per page rather than once per message."""
+    return {
+        "feedback_save": reverse("chats:feedback_save", args=[conversation.uuid]),
+        "feedback_form": reverse("chats:feedback_form", args=[conversation.uuid]),
+    }
+
+
 def _safe_next(request: HttpRequest, candidate: str | None, fallback: str) -> str:
     if candidate and url_has_allowed_host_and_scheme(
         candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -167,6 +175,8 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
     at = form.cleaned_data["at"] if form.is_valid() else None
     data = selectors.thread_read(conversation, user=request.user, at=at)
     list_query = _list_query(request.GET)
+    # ?feedback=<message id or "conversation">: the feedback form to show open (the no-JavaScript way to it).
+    thread_query = urlencode([(k, v) for k, v in request.GET.items() if k != "feedback"])
     return render(
         request,
         "chats/thread.html",
@@ -174,7 +184,10 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
             "conversation": conversation,
             "thread": data,
             "list_query": list_query,
-            "next_url": request.get_full_path(),
+            "thread_query": thread_query,
+            "open_feedback": request.GET.get("feedback", ""),
+            "urls": _feedback_urls(conversation),
+            "next_url": f"{request.path}?{thread_query}" if thread_query else request.path,
             "can_write": roles_of(request).can_write,
             "active_nav": "conversations",
         },
@@ -193,6 +206,8 @@ def _feedback_block(
     errors: list[str] | None = None,
     next_url: str = "",
     status: int = 200,
+    show_form: bool = False,
+    saved: bool = False,
 ) -> HttpResponse:
     entries = selectors.feedback_for_target(conversation, message)
     own = next((f for f in entries if f.author_id == request.user.pk), None)
@@ -208,7 +223,9 @@ def _feedback_block(
             "can_write": True,
             "next_url": next_url,
             "errors": errors or [],
-            "saved": not errors,
+            "saved": saved,
+            "show_form": show_form or bool(errors),
+            "urls": _feedback_urls(conversation),
         },
         status=status,
     )
@@ -222,7 +239,7 @@ def _feedback_done(
     errors: list[str] | None = None,
 ) -> HttpResponse:
     if _is_htmx(request):
-        return _feedback_block(request, conversation, message, errors=errors, next_url=next_url)
+        return _feedback_block(request, conversation, message, errors=errors, next_url=next_url, saved=not errors)
     if errors:
         for error in errors:
             messages.error(request, error)
@@ -279,6 +296,21 @@ def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
     except services.ValidationError as invalid:
         return _feedback_done(request, conversation, message, next_url, [e["message"] for e in invalid.errors])
     return _feedback_done(request, conversation, message, next_url)
+
+
+@require_GET
+@reviewer_page(write=True)
+def feedback_form(request: HttpRequest, uuid: str) -> HttpResponse:
+    """The feedback block of one message (or of the conversation) with its form open, for htmx to swap in."""
+    conversation = get_object_or_404(Conversation, uuid=uuid)
+    message_id = request.GET.get("message", "")
+    message = None
+    if message_id:
+        if not message_id.isdigit():
+            raise Http404("No such message.")
+        message = get_object_or_404(Message, conversation=conversation, pk=int(message_id))
+    next_url = _safe_next(request, request.GET.get("next"), conversation.get_absolute_url())
+    return _feedback_block(request, conversation, message, next_url=next_url, show_form=True)
 
 
 @require_POST

@@ -231,3 +231,48 @@ def test_feedback_write_queries(
     client.force_login(reviewer)
     with django_assert_max_num_queries(30):
         client.post(save_url(conversation), {"message": answer.pk, "score": "1", "labels": ["helpful"]}, **HTMX)
+
+
+def _form_block(body: str, target: int | str) -> str:
+    start = body.index(f'id="fb-{target}"')
+    return body[start : body.index("</section>", start)]
+
+
+def test_a_long_thread_carries_feedback_forms_only_when_asked_for(
+    client: Client, reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    client.force_login(reviewer)
+
+    closed = client.get(conversation.get_absolute_url()).content.decode()
+    opened = client.get(f"{conversation.get_absolute_url()}?feedback={answer.pk}").content.decode()
+
+    assert 'name="comment"' not in _form_block(closed, answer.pk)
+    assert "Give feedback" in _form_block(closed, answer.pk)
+    assert 'name="comment"' in _form_block(opened, answer.pk) and 'name="correction"' in _form_block(opened, answer.pk)
+    assert 'name="comment"' not in _form_block(opened, "conversation")
+
+
+def test_htmx_fetches_the_open_form_of_one_message(
+    client: Client, reviewer: User, conversation: Conversation, answer: Message
+) -> None:
+    client.force_login(reviewer)
+    url = reverse("chats:feedback_form", args=[conversation.uuid])
+
+    response = client.get(url, {"message": answer.pk, "next": conversation.get_absolute_url()}, **HTMX)
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith(f'<section class="feedback" id="fb-{answer.pk}"')
+    assert 'name="comment"' in body and f'name="message" value="{answer.pk}"' in body
+
+
+def test_the_feedback_form_is_refused_to_auditors_and_to_other_conversations_messages(
+    client: Client, auditor: User, reviewer: User, conversation: Conversation, answer: Message, source: Source
+) -> None:
+    url = reverse("chats:feedback_form", args=[conversation.uuid])
+    client.force_login(auditor)
+    assert client.get(url, {"message": answer.pk}).status_code == 403
+
+    other = factories.make_conversation(source, n_messages=3, chat_id="airalogy.id.chat.another")
+    client.force_login(reviewer)
+    assert client.get(url, {"message": factories.last_assistant(other).pk}).status_code == 404
