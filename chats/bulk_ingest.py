@@ -576,7 +576,7 @@ def _allocate(cursor: psycopg.Cursor[Any], table: str, count: int) -> Iterator[i
 _MESSAGE_COLUMNS = (
     "id, conversation_id, key, parent_id, position, depth, sibling_index, on_active_path, role, name, section, "
     "content_form, parts, text, reasoning, context_pairs, author_metadata, sent_at, tool_call_id, "
-    "is_orphan_result, hidden, recipient, extra, raw, created_at"
+    "is_orphan_result, hidden, recipient, extra, raw, source_path, created_at"
 )
 _CALL_COLUMNS = (
     "id, conversation_id, message_id, call_id, index, type, name, arguments, parsed_arguments, arguments_error, "
@@ -643,6 +643,7 @@ def _copy_conversation_rows(
                     (message.recipient or "")[:255],
                     _json_encode(message.extra),
                     _jsonb(message.raw, nullable=True),
+                    message.source_path[:255],
                     now,
                 )
             )

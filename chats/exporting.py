@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.db.models import Case, CharField, Q, QuerySet, Value, When
+from django.db.models import Q, QuerySet
 
 from chats.export import export_conversation, training_record
 from chats.ingest import canonical as c
@@ -23,11 +23,8 @@ from chats.models import (
     Conversation,
     Feedback,
     FeedbackOrigin,
-    IngestionReceipt,
     InjectedArtifact,
-    InputFormat,
     Message,
-    Outcome,
     ToolCall,
 )
 
@@ -38,10 +35,6 @@ TRAINING = "training"
 # stream of long conversations keeps a bounded memory.
 BATCH_CONVERSATIONS = 100
 BATCH_MESSAGES = 5000
-
-# The chat_document exporter writes messages back under the key they came in (`main_messages`, `messages`,
-# `history`), which it reads from each message's source path; the database keeps the document, not the path.
-_CHAT_DOCUMENT_KEYS = ("messages", "history")
 
 
 @dataclass(slots=True)
@@ -203,15 +196,10 @@ def _load_batch(conversations: Sequence[Conversation], *, branch: Branch, traini
                     str(feedback.uuid),
                 )
 
-    messages_keys = _chat_document_message_keys([conv for conv in conversations if _needs_messages_key(conv)])
-
     result = []
     for conversation in conversations:
         rows = messages_of.get(conversation.pk, [])
-        list_key = messages_keys.get(conversation.pk, "main_messages")
-        canonical_messages = [
-            _message(row, key_of, calls_of.get(row.pk, []), list_key, index) for index, row in enumerate(rows)
-        ]
+        canonical_messages = [_message(row, key_of, calls_of.get(row.pk, [])) for row in rows]
         canonical = c.Conversation(
             format=conversation.input_format,
             messages=canonical_messages,
@@ -243,33 +231,7 @@ def _load_batch(conversations: Sequence[Conversation], *, branch: Branch, traini
     return result
 
 
-def _needs_messages_key(conversation: Conversation) -> bool:
-    return conversation.input_format == InputFormat.CHAT_DOCUMENT
-
-
-def _chat_document_message_keys(conversations: Sequence[Conversation]) -> dict[int, str]:
-    """The key each chat_document conversation's messages came under, from its latest accepted receipt."""
-    if not conversations:
-        return {}
-    rows = (
-        IngestionReceipt.objects.filter(conversation__in=conversations)
-        .exclude(outcome=Outcome.REJECTED)
-        .annotate(
-            messages_key=Case(
-                When(payload__has_key="main_messages", then=Value("main_messages")),
-                *[When(payload__has_key=key, then=Value(key)) for key in _CHAT_DOCUMENT_KEYS],
-                default=Value("main_messages"),
-                output_field=CharField(),
-            )
-        )
-        .order_by("conversation_id", "created_at", "id")
-        .values_list("conversation_id", "messages_key")
-    )
-    return {conversation_id: key for conversation_id, key in rows if conversation_id is not None}
-
-
-def _message(row: Message, key_of: dict[int, str], calls: list[ToolCall], list_key: str, index: int) -> c.Message:
-    section_key = "scenario_messages" if row.section == "scenario" else list_key
+def _message(row: Message, key_of: dict[int, str], calls: list[ToolCall]) -> c.Message:
     return c.Message(
         key=row.key,
         role=row.role,
@@ -302,5 +264,5 @@ def _message(row: Message, key_of: dict[int, str], calls: list[ToolCall], list_k
         section=row.section,
         extra=dict(row.extra or {}),
         raw=row.raw,
-        source_path=f"/{section_key}/{index}",
+        source_path=row.source_path,
     )

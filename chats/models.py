@@ -243,6 +243,9 @@ class Message(models.Model):
     recipient = models.CharField(max_length=255, blank=True)
     extra = models.JSONField(default=dict, blank=True)  # unknown keys, verbatim
     raw = models.JSONField(null=True, blank=True)  # the message exactly as received
+    # Where the message stood in the document it first came in ("/main_messages/3", "/nodes/7"): an export in
+    # that format puts it back under the same key.
+    source_path = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     objects = MessageQuerySet.as_manager()

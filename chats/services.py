@@ -546,6 +546,7 @@ def _store(
                 recipient=(message.recipient or "")[:255],
                 extra=message.extra,
                 raw=message.raw,
+                source_path=message.source_path[:255],
                 created_at=now,
             )
         )
