@@ -14,7 +14,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -149,19 +149,28 @@ class SourceAdmin(admin.ModelAdmin):
         return response
 
 
-class RevokedFilter(admin.SimpleListFilter):
-    title = "revoked"
-    parameter_name = "revoked"
+class YesNoFilter(admin.SimpleListFilter):
+    """A filter with two choices: rows matching `condition`, or the others."""
+
+    condition: Q
+    yes_label = "Yes"
+    no_label = "No"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("yes", "Revoked"), ("no", "Usable")]
+        return [("yes", self.yes_label), ("no", self.no_label)]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value() == "yes":
-            return queryset.filter(revoked_at__isnull=False)
+            return queryset.filter(self.condition)
         if self.value() == "no":
-            return queryset.filter(revoked_at__isnull=True)
+            return queryset.exclude(self.condition)
         return queryset
+
+
+class RevokedFilter(YesNoFilter):
+    title = parameter_name = "revoked"
+    condition = Q(revoked_at__isnull=False)
+    yes_label, no_label = "Revoked", "Usable"
 
 
 @admin.register(ApiKey)
@@ -215,19 +224,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
 # Ingested data: read-only
 
 
-class HasToolCallsFilter(admin.SimpleListFilter):
+class HasToolCallsFilter(YesNoFilter):
     title = "has tool calls"
     parameter_name = "has_tool_calls"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("yes", "Yes"), ("no", "No")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "yes":
-            return queryset.filter(tool_call_count__gt=0)
-        if self.value() == "no":
-            return queryset.filter(tool_call_count=0)
-        return queryset
+    condition = Q(tool_call_count__gt=0)
 
 
 def _tool_calls_cell(message: Message) -> SafeString:
@@ -428,34 +428,17 @@ class MessageAdmin(ReadOnlyAdmin):
         return obj.excerpt
 
 
-class AnsweredFilter(admin.SimpleListFilter):
-    title = "answered"
-    parameter_name = "answered"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("yes", "Answered"), ("no", "Not answered")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "yes":
-            return queryset.filter(result_message__isnull=False)
-        if self.value() == "no":
-            return queryset.filter(result_message__isnull=True)
-        return queryset
+class AnsweredFilter(YesNoFilter):
+    title = parameter_name = "answered"
+    condition = Q(result_message__isnull=False)
+    yes_label, no_label = "Answered", "Not answered"
 
 
-class ArgumentsErrorFilter(admin.SimpleListFilter):
-    title = "arguments"
-    parameter_name = "arguments"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("valid", "Valid JSON or empty"), ("invalid", "Not JSON")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "valid":
-            return queryset.filter(arguments_error="")
-        if self.value() == "invalid":
-            return queryset.exclude(arguments_error="")
-        return queryset
+class ArgumentsErrorFilter(YesNoFilter):
+    title = "arguments are JSON"
+    parameter_name = "arguments_json"
+    condition = Q(arguments_error="")
+    yes_label, no_label = "Valid JSON or empty", "Not JSON"
 
 
 @admin.register(ToolCall)

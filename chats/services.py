@@ -887,43 +887,31 @@ def feedback_submit(
 ) -> tuple[Feedback, bool]:
     """Create the reviewer's feedback on a conversation or a message, or change it if they already gave some."""
     _feedback_validate(message=message, score=score, correction=correction, labels=labels, comment=comment)
-    existing = (
-        Feedback.objects.select_for_update().filter(conversation=conversation, message=message, author=author).first()
-    )
+    mine = Feedback.objects.select_for_update().filter(conversation=conversation, message=message, author=author)
+    existing = mine.first()
+    if existing is None:
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                feedback = Feedback.objects.create(
+                    conversation=conversation,
+                    message=message,
+                    origin=FeedbackOrigin.REVIEWER,
+                    author=author,
+                    score=score,
+                    comment=comment,
+                    correction=correction,
+                    created_at=now,
+                    updated_at=now,
+                )
+        except IntegrityError:
+            # A second submission of the same reviewer raced this one: change theirs instead.
+            existing = mine.get()
     if existing is not None:
-        return feedback_update(
-            actor=author,
-            feedback=existing,
-            score=score,
-            labels=labels,
-            comment=comment,
-            correction=correction,
-        ), False
-    now = timezone.now()
-    try:
-        with transaction.atomic():
-            feedback = Feedback.objects.create(
-                conversation=conversation,
-                message=message,
-                origin=FeedbackOrigin.REVIEWER,
-                author=author,
-                score=score,
-                comment=comment,
-                correction=correction,
-                created_at=now,
-                updated_at=now,
-            )
-    except IntegrityError:
-        # A second submission of the same reviewer raced this one: change theirs instead.
-        existing = Feedback.objects.select_for_update().get(conversation=conversation, message=message, author=author)
-        return feedback_update(
-            actor=author,
-            feedback=existing,
-            score=score,
-            labels=labels,
-            comment=comment,
-            correction=correction,
-        ), False
+        changed = feedback_update(
+            actor=author, feedback=existing, score=score, labels=labels, comment=comment, correction=correction
+        )
+        return changed, False
     _feedback_set_labels(feedback, labels)
     feedback_summary_refresh(conversation)
     audit_record(
