@@ -176,6 +176,7 @@ def scale_rows(
                     "",
                     "{}",
                     json.dumps({"role": role, "content": text}),
+                    f"/main_messages/{position}",
                     now,
                 ),
             )
@@ -226,7 +227,7 @@ SCALE_COLUMNS = {
     "score_down, first_user_text, created_at, updated_at, last_activity_at",
     "chats_message": "id, conversation_id, key, parent_id, position, depth, sibling_index, on_active_path, role, "
     "name, section, content_form, parts, text, reasoning, context_pairs, author_metadata, tool_call_id, "
-    "is_orphan_result, hidden, recipient, extra, raw, created_at",
+    "is_orphan_result, hidden, recipient, extra, raw, source_path, created_at",
     "chats_toolcall": "id, conversation_id, message_id, call_id, index, type, name, arguments, parsed_arguments, "
     "arguments_error, result_message_id, extra",
     "chats_injectedartifact": "id, conversation_id, message_id, tool_call_id, kind, artifact_id, id_well_formed, "
