@@ -551,9 +551,16 @@ def _repeats(scale: Scale, size: int) -> int:
     return scale.repeats if size <= 1000 else max(scale.repeats // 5, 2)
 
 
+def _bench_admin() -> Any:
+    from django.contrib.auth.models import User
+
+    return User.objects.filter(username="bench-admin").first() or User.objects.create_superuser(
+        "bench-admin", password=None
+    )
+
+
 def pages(table: Table, scale: Scale) -> None:
     from django.contrib import admin
-    from django.contrib.auth.models import User
     from django.db.models import Q
     from django.test import Client
     from django.urls import reverse
@@ -563,11 +570,8 @@ def pages(table: Table, scale: Scale) -> None:
     from chats.models import InjectedArtifact, Message, Source, ToolCall
 
     source = Source.objects.get(name="bench")
-    admin_user = User.objects.filter(username="bench-admin").first() or User.objects.create_superuser(
-        "bench-admin", password=None
-    )
     client = Client()
-    client.force_login(admin_user)
+    client.force_login(_bench_admin())
     threads = {}
     for size in scale.thread_sizes:
         result = services.conversation_ingest(source=source, document=long_thread(size, seed=size))
@@ -769,7 +773,6 @@ def _plan_summary(sql: str) -> tuple[str, bool]:
 
 
 def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
-    from django.contrib.auth.models import User
     from django.test import Client
 
     from bench.workload import RARE_WORDS, SCALE_START, scale_artifact_id
@@ -777,7 +780,7 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
     from chats.models import Conversation
 
     client = Client()
-    client.force_login(User.objects.get(username="bench-admin"))
+    client.force_login(_bench_admin())
     deep = min(1000, Conversation.objects.count() // selectors.PAGE_SIZE - 1)
     row = Conversation.objects.order_by("-last_activity_at", "-id")[
         deep * selectors.PAGE_SIZE - 1 : deep * selectors.PAGE_SIZE
