@@ -196,6 +196,17 @@ def _path_through(
     return path
 
 
+def _on_path(prefix: str, path: list[int], *, active: bool) -> Q:
+    """Rows on the path shown, through ``prefix`` (a message foreign key and "__", or "" for messages themselves).
+
+    The active path (nearly every visit) is picked by its flag, not by the list of every id on it: binding and sending
+    a thousand parameters costs more than running the query.
+    """
+    if active:
+        return Q(**{f"{prefix}on_active_path": True})
+    return Q(**{f"{prefix}id__in": path})
+
+
 def thread_read(conversation: Conversation, *, user: Any, at: int | None = None) -> Thread:
     """The messages to show and everything shown with them, in seven queries whatever the thread's size."""
     skeleton = list(
@@ -222,7 +233,11 @@ def thread_read(conversation: Conversation, *, user: Any, at: int | None = None)
     else:
         path, on_active_path, at = [], True, None
 
-    messages = list(Message.objects.filter(id__in=path).defer("raw").order_by("depth", "id"))
+    messages = list(
+        Message.objects.filter(_on_path("", path, active=on_active_path), conversation=conversation)
+        .defer("raw", "extra", "author_metadata")  # not shown
+        .order_by("depth", "id")
+    )
     items = {m.pk: ThreadMessage(message=m) for m in messages}
     for item in items.values():
         siblings = children_of[item.message.parent_id]
@@ -237,7 +252,11 @@ def thread_read(conversation: Conversation, *, user: Any, at: int | None = None)
 
     calls = list(
         ToolCall.objects.filter(conversation=conversation)
-        .filter(Q(message_id__in=path) | Q(result_message_id__in=path))
+        .filter(
+            _on_path("message__", path, active=on_active_path)
+            | _on_path("result_message__", path, active=on_active_path)
+        )
+        .defer("extra")
         .order_by("message_id", "index")
     )
     views: dict[int, CallView] = {}
@@ -248,7 +267,8 @@ def thread_read(conversation: Conversation, *, user: Any, at: int | None = None)
         if call.result_message_id in items:
             items[call.result_message_id].answers.append(call)
 
-    for artifact in InjectedArtifact.objects.filter(conversation=conversation, message_id__in=path).order_by("id"):
+    artifacts = InjectedArtifact.objects.filter(_on_path("message__", path, active=on_active_path))
+    for artifact in artifacts.filter(conversation=conversation).order_by("id"):
         if artifact.tool_call_id in views:
             views[artifact.tool_call_id].artifacts.append(artifact)
 
@@ -256,7 +276,7 @@ def thread_read(conversation: Conversation, *, user: Any, at: int | None = None)
     own_conversation_feedback = None
     feedback = (
         Feedback.objects.filter(conversation=conversation)
-        .filter(Q(message__isnull=True) | Q(message_id__in=path))
+        .filter(Q(message__isnull=True) | _on_path("message__", path, active=on_active_path))
         .select_related("author")
         .prefetch_related("labels")
     )

@@ -228,6 +228,7 @@ def _feedback_block(
             "urls": _feedback_urls(conversation),
         },
         status=status,
+        using="jinja2",
     )
 
 

@@ -84,6 +84,17 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # The partials repeated once per message of a thread (and their htmx fragments): see chats/jinja2.py.
+        "NAME": "jinja2",
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {
+            "environment": "chats.jinja2.environment",
+            "context_processors": ["django.contrib.auth.context_processors.auth"],
+        },
+    },
 ]
 
 _database_url = env_str("DATABASE_URL")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django import template
 from django.http import QueryDict
-from django.utils.safestring import SafeString
+from django.template import engines
+from django.utils.safestring import SafeString, mark_safe
 
 from chats import rendering
 from chats.models import Feedback, InjectedArtifact
@@ -144,6 +145,17 @@ def qs_join(base: str, **extra: Any) -> str:
     tail = urlencode(pairs)
     joined = "&".join(part for part in (base, tail) if part)
     return f"?{joined}" if joined else ""
+
+
+@register.simple_tag(takes_context=True)
+def jinja_include(context: template.Context, template_name: str, **extra: Any) -> SafeString:
+    """A partial of templates/jinja2/ (see chats/jinja2.py) rendered with this page's context, plus ``extra``:
+    what ``{% include ... with ... %}`` does for a Django template."""
+    values = cast("dict[str, Any]", context.flatten())
+    values.update(extra)
+    request = getattr(context, "request", None)
+    html = engines["jinja2"].get_template(template_name).render(values, request)
+    return mark_safe(html)  # noqa: S308 - rendered by Jinja2 with autoescaping on
 
 
 @register.inclusion_tag("chats/_bar_chart.html")

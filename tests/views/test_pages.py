@@ -254,7 +254,7 @@ def test_tool_calls_link_to_their_result_and_back(client: Client, reviewer: User
     assert f'id="call-{call.pk}"' in body
     assert f'href="#m-{result.pk}"' in body
     assert f'href="#call-{call.pk}"' in body
-    assert "&quot;keywords&quot;: [\n    &quot;PCR&quot;\n  ]" in body  # pretty-printed arguments
+    assert "&#34;keywords&#34;: [\n    &#34;PCR&#34;\n  ]" in body  # pretty-printed arguments
 
 
 def test_unanswered_calls_orphan_results_and_bad_arguments_are_flagged(
