@@ -803,7 +803,11 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
                 }
             ),
         ),
-        (f"full-text search ?q={RARE_WORDS[0]}", "/conversations/?" + urlencode({"q": RARE_WORDS[0]})),
+        (f"full-text search ?q={RARE_WORDS[0]}, page", "/conversations/?" + urlencode({"q": RARE_WORDS[0]})),
+        (
+            f"full-text search ?q={RARE_WORDS[0]}, API",
+            "/api/v1/conversations/?" + urlencode({"q": RARE_WORDS[0]}),
+        ),
         ("artifact-id lookup", "/conversations/?" + urlencode({"artifact_id": scale_artifact_id(17)})),
     ]
     medians = {}

@@ -13,7 +13,6 @@ import django_filters
 from django import forms
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
-from django.db.models.expressions import RawSQL
 
 from chats.models import (
     ArtifactKind,
@@ -125,15 +124,15 @@ class ConversationFilter(django_filters.FilterSet):
         if not value:
             return queryset
         if connection.vendor == "postgresql":
-            # The stored, GIN-indexed vector (see services._refresh_search_vector). The matches are found first,
-            # through the GIN index; OFFSET 0 keeps the planner from folding the subquery into a walk of the time
-            # index that tests every row, which is slow for a rare word.
-            return queryset.filter(
-                pk__in=RawSQL(
-                    "SELECT id FROM chats_conversation"
-                    " WHERE search_vector @@ websearch_to_tsquery('english', %s) OFFSET 0",
-                    [value],
-                )
+            # The stored, GIN-indexed vector (see services._refresh_search_vector). The matches are collected
+            # first, through the GIN index, into an array that the page then reads by primary key: left to itself
+            # the planner walks the time index and tests every row, which is slow for a rare word.
+            return queryset.extra(
+                where=[
+                    "chats_conversation.id = ANY(ARRAY(SELECT id FROM chats_conversation"
+                    " WHERE search_vector @@ websearch_to_tsquery('english', %s)))"
+                ],
+                params=[value],
             )
         return queryset.filter(
             Exists(Message.objects.filter(conversation=OuterRef("pk"), text__icontains=value))
