@@ -13,9 +13,7 @@ from tests import factories
 pytestmark = pytest.mark.django_db
 
 
-def test_hostile_text_reaches_the_thread_as_escaped_text(
-    client: Client, reviewer: User, source: Source
-) -> None:
+def test_hostile_text_reaches_the_thread_as_escaped_text(client: Client, reviewer: User, source: Source) -> None:
     conversation = factories.make_hostile_conversation(source)
     client.force_login(reviewer)
     body = client.get(conversation.get_absolute_url()).content.decode()
