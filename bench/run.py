@@ -773,6 +773,7 @@ def _plan_summary(sql: str) -> tuple[str, bool]:
 
 
 def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
+    from django.db import connection
     from django.test import Client
 
     from bench.workload import RARE_WORDS, SCALE_START, scale_artifact_id
@@ -829,6 +830,24 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
             goal,
             verdict(ok),
         )
+    # Where a search request spends its time, beside the database's own execution time of its list query.
+    search_url = reads[4][1]
+    profile = cProfile.Profile()
+    profile.enable()
+    client.get(search_url)
+    profile.disable()
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(8)
+    entries = [line.strip() for line in out.getvalue().splitlines() if re.match(r"\s*\d+(/\d+)?\s+\d", line)][:8]
+    table.add("P4 search (API) profile (top by own time)", "; ".join(_short_profile(e) for e in entries[:5]))
+    _, _, _, sqls = _timed_get(client, search_url, 1)
+    main = [sql for sql in sqls if 'FROM "chats_conversation"' in sql and "LIMIT" in sql]
+    if main:
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + main[-1])
+            plan = cursor.fetchone()[0]
+            plan = json.loads(plan) if isinstance(plan, str) else plan
+        table.add("P4 search (API) list query in the database", f"{plan[0]['Execution Time']:.1f} ms (EXPLAIN ANALYZE)")
     first, deep_label = list(medians)[:2]
     ratio = medians[deep_label] / medians[first]
     table.add("P4 deep page / first page", f"x{ratio:.2f}", "goal: <= x2", verdict(ratio <= 2))
