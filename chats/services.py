@@ -216,25 +216,16 @@ def conversation_ingest(
     unstorable = _find_unstorable(document) if has_surrogate or "\\u0000" in text else None
     if unstorable is not None:
         # PostgreSQL stores neither in text or JSON; refuse rather than alter what was sent.
-        issue = c.Issue(*unstorable)
-        text = encoded.decode(errors="backslashreplace")
-        receipt = IngestionReceipt.objects.create(
-            source=source,
-            api_key=api_key,
-            outcome=Outcome.REJECTED,
-            payload_text=text,
-            payload_sha256=digest,
-            size_bytes=size_bytes,
-            input_format=format or "",
-            external_id=external_id or "",
-            errors=[issue.as_dict()],
-        )
-        return IngestResult(
-            outcome=Outcome.REJECTED,
-            format=format or "",
-            external_id=external_id or "",
-            receipt=receipt,
-            errors=[issue.as_dict()],
+        return _reject(
+            source,
+            api_key,
+            None,
+            digest,
+            size_bytes,
+            format or "",
+            external_id or "",
+            [c.Issue(*unstorable)],
+            payload_text=encoded.decode(errors="backslashreplace"),
         )
     try:
         parsed = ingest.parse_document(document, format=format)
@@ -355,10 +346,24 @@ def _reject(
     fmt: str,
     ext_id: str,
     errors: Sequence[c.Issue],
+    *,
+    payload_text: str = "",
 ) -> IngestResult:
     error_dicts = [e.as_dict() for e in errors]
     receipt = _receipt(
-        source, api_key, document, digest, size_bytes, fmt, ext_id, Outcome.REJECTED, [], error_dicts, None, 0
+        source,
+        api_key,
+        document,
+        digest,
+        size_bytes,
+        fmt,
+        ext_id,
+        Outcome.REJECTED,
+        [],
+        error_dicts,
+        None,
+        0,
+        payload_text=payload_text,
     )
     return IngestResult(outcome=Outcome.REJECTED, format=fmt, external_id=ext_id, receipt=receipt, errors=error_dicts)
 
@@ -393,6 +398,8 @@ def _receipt(
     errors: list[dict[str, str]],
     conversation: Conversation | None,
     added: int,
+    *,
+    payload_text: str = "",  # the document as text, when it cannot be stored as JSON
 ) -> IngestionReceipt:
     return IngestionReceipt.objects.create(
         source=source,
@@ -402,6 +409,7 @@ def _receipt(
         input_format=fmt,
         outcome=outcome,
         payload=document,
+        payload_text=payload_text,
         payload_sha256=digest,
         size_bytes=size_bytes,
         messages_added=added,
