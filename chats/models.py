@@ -41,7 +41,10 @@ class Source(models.Model):
 
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def usable(self) -> ApiKeyQuerySet:
-        return self.filter(revoked_at__isnull=True)
+        """Keys that authenticate now: not revoked and not past their expiry."""
+        return self.filter(revoked_at__isnull=True).filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
+        )
 
 
 class ApiKey(models.Model):
@@ -63,6 +66,8 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Optional: a key stops authenticating at this time, as if revoked.
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     objects = ApiKeyQuerySet.as_manager()
 

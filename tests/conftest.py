@@ -34,6 +34,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
+def _empty_cache() -> None:
+    # Throttles count in the cache: each test starts with none of another test's requests counted.
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hasher(settings: Any) -> None:
     # The default hasher takes about a second per user; tests sign in with known passwords or force_login.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
