@@ -33,12 +33,12 @@ DROP FUNCTION IF EXISTS chats_auditevent_append_only();
 
 def make_append_only(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(APPEND_ONLY_SQL)
+        schema_editor.execute(APPEND_ONLY_SQL, params=None)
 
 
 def undo_append_only(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP_SQL)
+        schema_editor.execute(DROP_SQL, params=None)
 
 
 class Migration(migrations.Migration):
