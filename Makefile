@@ -54,6 +54,9 @@ test: dev-venv browser lint
 	@db=$$(./scripts/test-database-url); \
 	echo "==> Tests run on: $${db%%\?*}"; \
 	DATABASE_URL= DEBUG=0 SECRET_KEY=test-only-not-secret $(PY) manage.py makemigrations --check --dry-run && \
+	echo "==> Deployment checklist with production settings" && \
+	DATABASE_URL= DEBUG=0 ALLOWED_HOSTS=audit.example.org SECRET_KEY="$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(50))')" \
+	  $(PY) manage.py check --deploy --fail-level WARNING && \
 	DATABASE_URL="$$db" $(BIN)/pytest $(PYTEST_ARGS)
 
 bench: dev-venv

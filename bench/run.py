@@ -885,6 +885,9 @@ def main() -> int:
         SECRET_KEY="bench-only-not-secret-" + "x" * 40,
         ALLOWED_HOSTS="127.0.0.1,localhost,testserver",
         SECURE_COOKIES="0",
+        SECURE_SSL_REDIRECT="0",
+        SECURE_HSTS_SECONDS="0",
+        MASTERBRAIN_THROTTLE_INGEST="1000000/min",
         DJANGO_SETTINGS_MODULE="masterbrain_site.settings",
     )
     os.environ.update(env)

@@ -3,8 +3,14 @@ for hundreds of messages); these forms only validate."""
 
 from __future__ import annotations
 
-from django import forms
+from typing import Any
 
+from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+
+from chats import throttling
 from chats.models import Label, ReviewStatus, Score
 
 SCORE_CHOICES = [("", "No score"), *[(str(value), label) for value, label in reversed(Score.choices)]]
@@ -34,3 +40,34 @@ class ThreadForm(forms.Form):
     """GET parameters of the thread page (the list filters it carries are read by ConversationFilter)."""
 
     at = forms.IntegerField(required=False, min_value=1)
+
+
+class _ThrottledSignIn:
+    """Refuses to check a password once the user name or the address has too many recent failures."""
+
+    request: Any
+    cleaned_data: dict[str, Any]
+
+    def clean(self) -> dict[str, Any]:
+        username = str(self.cleaned_data.get("username") or "")
+        address = throttling.client_address(self.request)
+        if throttling.sign_in_blocked(username, address):
+            raise ValidationError(
+                "Too many failed sign-in attempts for this account or from this address. Try again later.",
+                code="throttled",
+            )
+        try:
+            cleaned: dict[str, Any] = super().clean()  # type: ignore[misc]
+        except ValidationError:
+            throttling.sign_in_failed(username, address)
+            raise
+        throttling.sign_in_succeeded(username)
+        return cleaned
+
+
+class SignInForm(_ThrottledSignIn, AuthenticationForm):
+    pass
+
+
+class AdminSignInForm(_ThrottledSignIn, AdminAuthenticationForm):
+    pass

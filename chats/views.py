@@ -15,9 +15,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -26,7 +28,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chats import selectors, services
 from chats.filters import ConversationFilter
-from chats.forms import BranchForm, FeedbackForm, ReviewStatusForm, ThreadForm
+from chats.forms import BranchForm, FeedbackForm, ReviewStatusForm, SignInForm, ThreadForm
 from chats.models import Conversation, Feedback, Label, Message
 
 REVIEWERS = "Reviewers"
@@ -372,3 +374,15 @@ def active_branch(request: HttpRequest, uuid: str) -> HttpResponse:
     )
     url = conversation.get_absolute_url() + (f"?{list_query}" if list_query else "")
     return HttpResponseRedirect(_with_anchor(url, f"m-{message.pk}"))
+
+
+class SignInView(auth_views.LoginView):
+    """Django's sign-in, with failed attempts throttled: 429 once an account or address has used them up."""
+
+    authentication_form = SignInForm
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        response = super().form_invalid(form)
+        if form.has_error(NON_FIELD_ERRORS, "throttled"):
+            response.status_code = 429
+        return response

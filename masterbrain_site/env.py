@@ -6,6 +6,7 @@ A bad value stops the process at start with a message naming the variable, inste
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -49,6 +50,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_rate(name: str, default: str) -> str:
+    """A throttle rate as DRF reads it: a count per period, e.g. 600/min (periods: s, sec, m, min, h, hour, d, day)."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    value = raw.strip()
+    if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", value):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a rate: write a count per period, e.g. 600/min.")
+    return value
 
 
 def parse_database_url(name: str, url: str) -> dict[str, Any]:

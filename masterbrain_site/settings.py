@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
-from masterbrain_site.env import env_bool, env_int, env_list, env_str, parse_database_url
+from masterbrain_site.env import env_bool, env_int, env_list, env_rate, env_str, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MASTERBRAIN_VAR_DIR") or BASE_DIR / "var")
@@ -134,7 +134,19 @@ SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not _LOCAL_RUN)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# HTTPS only in production: redirect plain HTTP and tell browsers to remember it (HSTS). Behind a proxy that
+# terminates TLS, SECURE_PROXY_SSL_HEADER names the header that carries the original scheme.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not _LOCAL_RUN)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if _LOCAL_RUN else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+# Preloading commits the whole registered domain (subdomains included) to HTTPS in every browser, for months:
+# the domain's owner opts in with SECURE_HSTS_PRELOAD, so the deployment check does not warn when it is off.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+if _proxy_ssl_header := env_str("SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header, "https")
 
 # Model output is untrusted: no inline script, no foreign script, images from https and data: only.
 SECURE_CSP = {
@@ -149,6 +161,20 @@ SECURE_CSP = {
     "frame-ancestors": [CSP.NONE],
     "form-action": [CSP.SELF],
 }
+
+# The shared cache holds the throttles' counters: Redis when REDIS_URL is set (shared by every worker and host),
+# else this process's memory (each worker then counts on its own).
+if _redis_url := env_str("REDIS_URL"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis_url}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Throttles. Ingest: requests per API key (a DRF rate, "600/min"). Sign-in: failed attempts per user name and
+# per client address within MASTERBRAIN_LOGIN_WINDOW_SECONDS, after which sign-in answers 429 until it passes.
+MASTERBRAIN_THROTTLE_INGEST = env_rate("MASTERBRAIN_THROTTLE_INGEST", "600/min")
+MASTERBRAIN_LOGIN_FAILURES_PER_USER = env_int("MASTERBRAIN_LOGIN_FAILURES_PER_USER", 5, minimum=1)
+MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS = env_int("MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1)
+MASTERBRAIN_LOGIN_WINDOW_SECONDS = env_int("MASTERBRAIN_LOGIN_WINDOW_SECONDS", 15 * 60, minimum=1)
 
 # Ingestion limits. A JSON body is read whole, so the body limit also bounds a worker's memory.
 MASTERBRAIN_MAX_BODY_BYTES = env_int("MASTERBRAIN_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1024)
@@ -166,6 +192,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "chats.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"ingest": MASTERBRAIN_THROTTLE_INGEST},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     # ?format= names a conversation format on this API, not a renderer.

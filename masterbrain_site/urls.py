@@ -2,10 +2,16 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from chats.forms import AdminSignInForm
+from chats.views import SignInView
+
+# The admin's sign-in counts failures like the site's own (see chats/throttling.py).
+admin.site.login_form = AdminSignInForm
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("chats.api.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("chats.urls")),
 ]

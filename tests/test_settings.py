@@ -14,10 +14,13 @@ from masterbrain_site.env import parse_database_url
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+PRODUCTION = {"DEBUG": "off", "SECRET_KEY": "k7-" + "Zq9x" * 16, "ALLOWED_HOSTS": "audit.example.org"}
+
+
+def run_check(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "PYTEST_VERSION"}}
     return subprocess.run(
-        [sys.executable, "manage.py", "check"],
+        [sys.executable, "manage.py", "check", *args],
         cwd=ROOT,
         env=clean | {"MASTERBRAIN_VAR_DIR": str(tmp_path)} | env,
         capture_output=True,
@@ -34,6 +37,7 @@ def run_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
         ({"DEBUG": "0"}, "SECRET_KEY"),
         ({"DEBUG": "1", "DATABASE_URL": "mysql://db/x"}, "DATABASE_URL"),
         ({"DEBUG": "1", "MASTERBRAIN_MAX_MESSAGES": "lots"}, "MASTERBRAIN_MAX_MESSAGES"),
+        ({"DEBUG": "1", "MASTERBRAIN_THROTTLE_INGEST": "600 per minute"}, "MASTERBRAIN_THROTTLE_INGEST"),
     ],
 )
 def test_a_bad_setting_fails_at_start_naming_the_variable(tmp_path, env, names):
@@ -56,6 +60,23 @@ def test_production_settings_start_with_a_secret_key(tmp_path):
     result = run_check(tmp_path, DEBUG="off", SECRET_KEY="x" * 50, ALLOWED_HOSTS="audit.example.org")
 
     assert result.returncode == 0, result.stderr
+
+
+def test_the_deployment_checklist_passes_with_production_settings(tmp_path):
+    result = run_check(tmp_path, "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_the_deployment_checklist_fails_when_https_is_turned_off(tmp_path):
+    # The check above can fail: plain HTTP in production is reported.
+    result = run_check(
+        tmp_path, "--deploy", "--fail-level", "WARNING", **PRODUCTION, SECURE_SSL_REDIRECT="0", SECURE_HSTS_SECONDS="0"
+    )
+
+    assert result.returncode != 0
+    assert "security.W004" in result.stderr and "security.W008" in result.stderr
 
 
 def test_database_urls_are_parsed_for_postgres_and_sqlite():

@@ -49,7 +49,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("The Api-Key header carries no key.")
         key = services.api_key_authenticate(raw_key)
         if key is None:
-            raise exceptions.AuthenticationFailed("This API key is unknown or revoked.")
+            raise exceptions.AuthenticationFailed("This API key is unknown, revoked or expired.")
         # Touch last_used_at at most once a minute, so authentication stays a read on the hot path.
         now = timezone.now()
         if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:

@@ -21,6 +21,7 @@ from chats.api.authentication import SourcePrincipal
 from chats.api.errors import errors_response
 from chats.ingest.canonical import Issue
 from chats.models import ApiKey, IngestionReceipt, Outcome, Source
+from chats.throttling import IngestRateThrottle
 
 JSON_TYPES = {"application/json"}
 NDJSON_TYPES = {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/json-lines"}
@@ -110,6 +111,7 @@ class IngestView(APIView):
     """POST one conversation document."""
 
     permission_classes = [IsSourceKey]
+    throttle_classes = [IngestRateThrottle]
     parser_classes: list[Any] = []
 
     @extend_schema(
@@ -161,6 +163,7 @@ class BulkIngestView(APIView):
     """POST many documents: a JSON array, or newline-delimited JSON (one document per line)."""
 
     permission_classes = [IsSourceKey]
+    throttle_classes = [IngestRateThrottle]
     parser_classes: list[Any] = []
 
     @extend_schema(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from chats import services
 from chats.api.permissions import AUDITORS, REVIEWERS
@@ -17,6 +19,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--name", default="", help="A note to tell the token apart (shown in the admin).")
+        parser.add_argument(
+            "--expires-in-days", type=int, default=None, help="The token stops working after this many days."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         user_model = get_user_model()
@@ -31,6 +36,11 @@ class Command(BaseCommand):
             )
         if not user.is_active:
             raise CommandError(f"{options['username']!r} is inactive")
-        key, raw = services.api_key_create(user=user, name=options["name"] or "personal token")
-        self.stderr.write(f"Token {key.prefix}… for {user.get_username()}; it is shown once, keep it secret:")
+        days = options["expires_in_days"]
+        if days is not None and days < 1:
+            raise CommandError("--expires-in-days must be 1 or more")
+        expires_at = timezone.now() + timedelta(days=days) if days else None
+        key, raw = services.api_key_create(user=user, name=options["name"] or "personal token", expires_at=expires_at)
+        until = f", valid until {expires_at:%Y-%m-%d %H:%M} UTC" if expires_at else ""
+        self.stderr.write(f"Token {key.prefix}… for {user.get_username()}{until}; it is shown once, keep it secret:")
         self.stdout.write(raw)

@@ -1,0 +1,174 @@
+"""API keys expire and are revoked; ingest is throttled per key; failed sign-ins are throttled per account and
+per address. Over the real HTTP stack, with the counters in the configured cache."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from chats import services
+from chats.models import ApiKey, Conversation, Source
+
+pytestmark = pytest.mark.django_db
+
+DOCUMENT = {"conversation_id": "k-1", "chat_history": [{"role": "user", "content": "Hello"}]}
+PASSWORD = "correct horse battery staple"
+
+
+def ingest(raw_key: str, external_id: str = "k-1") -> int:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
+    body = {**DOCUMENT, "conversation_id": external_id}
+    return client.post("/api/v1/ingest/", data=json.dumps(body), content_type="application/json").status_code
+
+
+# ---- Keys
+
+
+def test_a_key_is_stored_only_as_its_hash_with_a_prefix_to_find_it(source: Source):
+    key, raw = services.api_key_create(source=source, name="lab host")
+
+    stored = ApiKey.objects.values().get(pk=key.pk)
+    assert raw not in json.dumps(stored, default=str)
+    assert stored["key_hash"] == ApiKey.hash_key(raw) and raw[3:].startswith(stored["prefix"])
+
+
+def test_a_key_works_until_it_expires(source: Source):
+    key, raw = services.api_key_create(source=source, expires_at=timezone.now() + timedelta(hours=1))
+    assert ingest(raw) == 201
+
+    ApiKey.objects.filter(pk=key.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
+    response = client.get("/api/v1/conversations/")
+    assert response.status_code == 401
+    assert "expired" in response.json()["errors"][0]["message"]
+    assert ingest(raw, "k-2") == 401
+    assert Conversation.objects.count() == 1
+
+
+def test_a_revoked_key_stops_at_once_and_the_source_keeps_its_other_keys(source: Source):
+    first, first_raw = services.api_key_create(source=source)
+    _, second_raw = services.api_key_create(source=source)
+
+    services.api_key_revoke(key=first)
+
+    assert ingest(first_raw) == 401
+    assert ingest(second_raw) == 201
+
+
+def test_using_a_key_records_when_it_was_last_used(source: Source):
+    key, raw = services.api_key_create(source=source)
+    assert key.last_used_at is None
+
+    ingest(raw)
+
+    key.refresh_from_db()
+    assert key.last_used_at is not None and timezone.now() - key.last_used_at < timedelta(minutes=1)
+
+
+def test_a_personal_token_can_be_made_to_expire(reviewer: User, capsys: pytest.CaptureFixture[str]):
+    call_command("create_api_token", reviewer.username, "--expires-in-days", "7")
+
+    raw = capsys.readouterr().out.strip()
+    key = ApiKey.objects.get(key_hash=ApiKey.hash_key(raw))
+    assert key.user == reviewer
+    assert timedelta(days=6, hours=23) < key.expires_at - timezone.now() <= timedelta(days=7)
+
+
+def test_a_source_key_with_an_expiry_is_made_from_the_admin(admin_user: User, source: Source):
+    client = Client()
+    client.force_login(admin_user)
+
+    response = client.post(
+        f"/admin/chats/source/{source.pk}/create-key/", {"name": "ci runner", "expires_in_days": "30"}
+    )
+
+    assert response.status_code == 200
+    key = ApiKey.objects.get(source=source)
+    assert key.expires_at is not None and timedelta(days=29) < key.expires_at - timezone.now() <= timedelta(days=30)
+    assert key.name == "ci runner"
+
+
+# ---- Ingest throttle
+
+
+def test_ingest_is_throttled_per_key_with_retry_after(source: Source, other_source: Source, settings):
+    settings.MASTERBRAIN_THROTTLE_INGEST = "3/min"
+    _, raw = services.api_key_create(source=source)
+    _, other_raw = services.api_key_create(source=other_source)
+
+    statuses = [ingest(raw, f"t-{n}") for n in range(3)]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
+    refused = client.post("/api/v1/ingest/", data=json.dumps(DOCUMENT), content_type="application/json")
+
+    assert statuses == [201, 201, 201]
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) > 0
+    assert refused.json()["errors"][0]["message"].startswith("Request was throttled")
+    # Another source's key has its own count, and the refused request stored nothing.
+    assert ingest(other_raw, "t-other") == 201
+    assert Conversation.objects.filter(source=source).count() == 3
+
+
+# ---- Sign-in throttle
+
+
+def sign_in(client: Client, username: str, password: str, address: str = "10.0.0.1", url: str = "/accounts/login/"):
+    return client.post(url, {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+def test_sign_in_is_refused_after_too_many_failures_for_one_account(reviewer: User, settings):
+    settings.MASTERBRAIN_LOGIN_FAILURES_PER_USER = 3
+    client = Client()
+
+    failures = [sign_in(client, reviewer.username, "wrong").status_code for _ in range(3)]
+    blocked = sign_in(client, reviewer.username, PASSWORD)
+
+    assert failures == [200, 200, 200]
+    assert blocked.status_code == 429
+    assert "Too many failed sign-in attempts" in blocked.content.decode()
+    assert "_auth_user_id" not in client.session
+    # Even the right password is refused from another address until the window ends: the account is the target.
+    assert sign_in(Client(), reviewer.username, PASSWORD, address="10.9.9.9").status_code == 429
+
+
+def test_a_correct_password_before_the_limit_clears_the_count(reviewer: User, settings):
+    settings.MASTERBRAIN_LOGIN_FAILURES_PER_USER = 3
+    for _ in range(2):
+        sign_in(Client(), reviewer.username, "wrong")
+
+    assert sign_in(Client(), reviewer.username, PASSWORD).status_code == 302
+    for _ in range(2):
+        sign_in(Client(), reviewer.username, "wrong")
+    assert sign_in(Client(), reviewer.username, PASSWORD).status_code == 302
+
+
+def test_one_address_guessing_many_accounts_is_refused(reviewer: User, other_reviewer: User, settings):
+    settings.MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS = 4
+    for n in range(4):
+        sign_in(Client(), f"guess-{n}", "wrong", address="10.6.6.6")
+
+    assert sign_in(Client(), other_reviewer.username, PASSWORD, address="10.6.6.6").status_code == 429
+    assert sign_in(Client(), other_reviewer.username, PASSWORD, address="10.7.7.7").status_code == 302
+
+
+def test_the_admin_sign_in_shares_the_count(admin_user: User, settings):
+    settings.MASTERBRAIN_LOGIN_FAILURES_PER_USER = 2
+    for _ in range(2):
+        sign_in(Client(), admin_user.username, "wrong")
+
+    client = Client()
+    response = sign_in(client, admin_user.username, PASSWORD, url="/admin/login/?next=/admin/")
+
+    assert "Too many failed sign-in attempts" in response.content.decode()
+    assert "_auth_user_id" not in client.session
