@@ -128,6 +128,7 @@ class IngestView(APIView):
             401: serializers.ErrorSerializer,
             413: serializers.ErrorSerializer,
             415: serializers.ErrorSerializer,
+            429: serializers.ErrorSerializer,
         },
     )
     def post(self, request: Request) -> Response:
@@ -179,6 +180,7 @@ class BulkIngestView(APIView):
             401: serializers.ErrorSerializer,
             413: serializers.ErrorSerializer,
             415: serializers.ErrorSerializer,
+            429: serializers.ErrorSerializer,
         },
     )
     def post(self, request: Request) -> Response:
