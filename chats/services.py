@@ -569,11 +569,13 @@ def _store(
     feedback_changed = _store_imported_feedback(conversation, parsed, nodes)
 
     # The active path: the input's own choice when it makes one (current_node), else the newest leaf it sent.
+    # A document that adds nothing moves it only to a stored leaf: an older snapshot sent again (a retry that
+    # arrives late) names what is now an inner message, and must not take the thread back to it.
     leaf_key = parsed.active_leaf_key or (parsed.messages[-1].key if parsed.messages else None)
     if (
         leaf_key
         and leaf_key in nodes
-        and (added or parsed.active_leaf_key)
+        and (added or (parsed.active_leaf_key and _is_leaf(nodes, leaf_key)))
         and leaf_key != conversation.active_leaf_key
     ):
         _set_active_path(conversation, nodes, leaf_key)
@@ -764,6 +766,11 @@ def _store_imported_feedback(conversation: Conversation, parsed: c.Conversation,
             current.save(update_fields=["score", "comment", "raw", "updated_at"])
             changed = True
     return changed
+
+
+def _is_leaf(nodes: dict[str, _Node], key: str) -> bool:
+    node_id = nodes[key].id
+    return not any(node.parent_id == node_id for node in nodes.values())
 
 
 def _set_active_path(conversation: Conversation, nodes: dict[str, _Node], leaf_key: str) -> None:

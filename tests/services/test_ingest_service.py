@@ -293,3 +293,32 @@ def test_full_text_search_vector_is_built_from_message_text(source):
     )
 
     assert found.count() == 1
+
+
+def graph(count: int) -> dict:
+    nodes = [
+        {
+            "node_id": f"n{n}",
+            "parent_id": f"n{n - 1}" if n > 1 else None,
+            "timestamp": 1625216400 + n,
+            "message": {
+                "id": f"m{n}",
+                "author": {"role": "user" if n % 2 else "assistant", "metadata": {}},
+                "content": {"content_type": "text", "parts": [f"turn {n}"]},
+            },
+        }
+        for n in range(1, count + 1)
+    ]
+    return {"conversation_id": "graph-1", "nodes": nodes}
+
+
+@pytest.mark.django_db
+def test_an_older_snapshot_sent_late_leaves_the_thread_where_it_is(source):
+    ingest(source, graph(6))
+
+    late = ingest(source, graph(2))
+
+    conversation = Conversation.objects.get()
+    assert late.outcome == "unchanged"
+    assert conversation.active_leaf_key == "n6"
+    assert active_texts(conversation) == [f"turn {n}" for n in range(1, 7)]
