@@ -2,23 +2,31 @@
 
 Ingested data (conversations, messages, tool calls, injected artifacts, receipts) and the audit log are read-only
 here: they change only through ingestion and the services. Writes with side effects (a source, a key, revoking
-a key, changing or deleting feedback) go through ``chats.services`` so that they are audited like any other.
+a key, a label, changing or deleting feedback) go through ``chats.services`` so that they are audited like any
+other; every other add, change and delete (users and their roles, groups, deleting a source) is audited by
+``AuditedModelAdmin``, and so is a password changed here.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.auth.models import User
+from django.contrib.admin.forms import AdminPasswordChangeForm
+from django.contrib.admin.utils import unquote
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -59,16 +67,59 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class AuditedModelAdmin(admin.ModelAdmin):
+    """Every add, change and delete made here writes an audit event: the whole row when it is added or deleted
+    (with the rows the deletion takes along), and the fields that changed, before and after, when it is changed,
+    many-to-many sets included (a user's groups, a group's permissions); a password only as changed.
+
+    An admin whose writes are business actions overrides save_model/delete_model to call the service, which
+    audits them; this class then records nothing more for them.
+    """
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        # The stored row, before the form's values reach it; the event is written once the many-to-many sets are
+        # saved too (save_related), in the admin's transaction.
+        before = services.audit_snapshot(type(obj)._default_manager.get(pk=obj.pk)) if change else None
+        super().save_model(request, obj, form, change)
+        request._audit_pending = (obj, before)  # type: ignore[attr-defined]
+
+    def save_related(self, request: HttpRequest, form: ModelForm[Any], formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        pending = request.__dict__.pop("_audit_pending", None)
+        if pending is not None and pending[0] is form.instance:
+            services.audit_record_saved(actor=request.user, obj=form.instance, before=pending[1])
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        with transaction.atomic():
+            before = services.audit_snapshot(obj, deleting=True)
+            super().delete_model(request, obj)
+            services.audit_record_deleted(actor=request.user, model=type(obj), before=before)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        with transaction.atomic():
+            befores = [services.audit_snapshot(obj, deleting=True) for obj in queryset]
+            super().delete_queryset(request, queryset)
+            for before in befores:
+                services.audit_record_deleted(actor=request.user, model=queryset.model, before=before)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Sources and keys
 
 
 class CreateApiKeyForm(forms.Form):
     name = forms.CharField(max_length=100, required=False, help_text="What the key is for, e.g. the host using it.")
+    expires_in_days = forms.IntegerField(
+        min_value=1, max_value=3650, required=False, help_text="Leave empty for a key that does not expire."
+    )
+
+    def expires_at(self) -> datetime | None:
+        days = self.cleaned_data.get("expires_in_days")
+        return timezone.now() + timedelta(days=days) if days else None
 
 
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
+class SourceAdmin(AuditedModelAdmin):
     list_display = ["name", "is_active", "created_at"]
     list_filter = ["is_active"]
     search_fields = ["name"]
@@ -83,14 +134,22 @@ class SourceAdmin(admin.ModelAdmin):
         )
         return [create_key, *super().get_urls()]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        # A source is known by its name (create_source, the audit trail's "source:<name>"): set once.
+        return [*self.readonly_fields, "name"] if obj is not None else list(self.readonly_fields)
+
     def save_model(self, request: HttpRequest, obj: Source, form: Any, change: bool) -> None:
-        # Sources are written by the services, which audit every change.
+        # Sources are written by the services, which audit every change (a deletion is audited by the base class).
         with transaction.atomic():
             if change:
                 stored = Source.objects.select_for_update().get(pk=obj.pk)
             else:
-                stored, _ = services.source_get_or_create(name=obj.name, actor=request.user)
+                stored, created = services.source_get_or_create(
+                    name=obj.name, description=obj.description, is_active=obj.is_active, actor=request.user
+                )
                 obj.pk, obj.created_at = stored.pk, stored.created_at
+                if created:
+                    return
             services.source_update(
                 source=stored, description=obj.description, is_active=obj.is_active, actor=request.user
             )
@@ -132,7 +191,9 @@ class SourceAdmin(admin.ModelAdmin):
         raw_key = None
         key = None
         if request.method == "POST" and form.is_valid():
-            key, raw_key = services.api_key_create(source=source, name=form.cleaned_data["name"], actor=request.user)
+            key, raw_key = services.api_key_create(
+                source=source, name=form.cleaned_data["name"], expires_at=form.expires_at(), actor=request.user
+            )
         context = {
             **self.admin_site.each_context(request),
             "title": f"Create an API key for {source}",
@@ -177,12 +238,12 @@ class RevokedFilter(YesNoFilter):
 class ApiKeyAdmin(admin.ModelAdmin):
     """Keys are made by the service (from a source's page) and revoked, never edited or deleted; no hash shown."""
 
-    list_display = ["prefix", "owner", "name", "created_at", "last_used_at", "revoked"]
+    list_display = ["prefix", "owner", "name", "created_at", "last_used_at", "expires_at", "revoked"]
     list_select_related = ["source", "user"]
     list_filter = [RevokedFilter, "source"]
     search_fields = ["prefix", "name", "source__name", "user__username"]
-    fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "revoked_at"]
+    fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "expires_at", "revoked_at"]
+    readonly_fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "expires_at", "revoked_at"]
     actions = ["revoke_keys"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -511,11 +572,29 @@ class IngestionReceiptAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Label)
-class LabelAdmin(admin.ModelAdmin):
+class LabelAdmin(AuditedModelAdmin):
+    """Labels are created, changed and deleted by the services, which audit each (a label in use is protected)."""
+
     list_display = ["name", "description", "created_at"]
     search_fields = ["name", "description"]
     fields = ["name", "description", "created_at"]
     readonly_fields = ["created_at"]
+
+    def save_model(self, request: HttpRequest, obj: Label, form: Any, change: bool) -> None:
+        if change:
+            stored = Label.objects.select_for_update().get(pk=obj.pk)
+            services.label_update(label=stored, name=obj.name, description=obj.description, actor=request.user)
+        else:
+            label = services.label_create(name=obj.name, description=obj.description, actor=request.user)
+            obj.pk, obj.created_at = label.pk, label.created_at
+
+    def delete_model(self, request: HttpRequest, obj: Label) -> None:
+        services.label_delete(label=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Label]) -> None:
+        with transaction.atomic():
+            for label in queryset:
+                self.delete_model(request, label)
 
 
 class FeedbackChangeForm(forms.ModelForm):
@@ -525,7 +604,7 @@ class FeedbackChangeForm(forms.ModelForm):
 
 
 @admin.register(Feedback)
-class FeedbackAdmin(admin.ModelAdmin):
+class FeedbackAdmin(AuditedModelAdmin):
     """Viewable by whoever may view feedback; changed or deleted here only by superusers (reviewers use the
     review pages), and each change is audited and refreshes the conversation's summary."""
 
@@ -603,8 +682,9 @@ class FeedbackAdmin(admin.ModelAdmin):
         return deleted, counts, perms_needed, protected
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Feedback]) -> None:
-        for feedback in queryset.select_related("conversation", "message"):
-            self.delete_model(request, feedback)
+        with transaction.atomic():
+            for feedback in queryset.select_related("conversation", "message"):
+                self.delete_model(request, feedback)
 
 
 @admin.register(FeedbackLabel)
@@ -640,3 +720,49 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [field.name for field in self.opts.concrete_fields]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Users and roles: Django's own admins, audited
+
+
+admin.site.unregister(User)
+admin.site.unregister(Group)
+
+
+@admin.register(User)
+class AuditedUserAdmin(AuditedModelAdmin, UserAdmin):
+    """Users as Django manages them; adding, changing (flags, groups, permissions), deleting a user and setting
+    their password are each audited (a password only as changed, never its hash)."""
+
+    def user_change_password(self, request: HttpRequest, id: str, form_url: str = "") -> HttpResponse:
+        with transaction.atomic():
+            stored = self.get_object(request, unquote(id))
+            before = services.audit_snapshot(stored) if stored is not None else None
+            response = super().user_change_password(request, id, form_url)
+            if stored is not None and before is not None:
+                stored.refresh_from_db()
+                services.audit_record_saved(actor=request.user, obj=stored, before=before)
+        return response
+
+
+@admin.register(Group)
+class AuditedGroupAdmin(AuditedModelAdmin, GroupAdmin):
+    """Groups are the roles (Reviewers, Auditors); a change to one's permissions is audited."""
+
+
+class AuditedPasswordChangeForm(AdminPasswordChangeForm):
+    """The admin's own "change password" page: the change is audited, with the person as actor."""
+
+    def save(self, commit: bool = True) -> Any:
+        with transaction.atomic():
+            stored = User.objects.get(pk=self.user.pk)
+            before = services.audit_snapshot(stored)
+            user = super().save(commit=commit)
+            if commit:
+                stored.refresh_from_db()
+                services.audit_record_saved(actor=stored, obj=stored, before=before)
+        return user
+
+
+admin.site.password_change_form = AuditedPasswordChangeForm

@@ -7,8 +7,9 @@
    locks them FOR SHARE); writes the NEW conversations set-based — one ``INSERT ... ON CONFLICT DO NOTHING
    RETURNING`` for the conversations (search vector included), ids for messages and tool calls taken from their
    sequences up front, then one ``COPY`` each for messages, tool calls, artifacts, imported feedback and
-   receipts; and recognises, from four set-based reads, the documents that would change nothing in a conversation
-   that exists (a replay), which then need only their receipt;
+   receipts, and one ``INSERT`` for the audit events of the conversations created; and recognises, from four
+   set-based reads, the documents that would change nothing in a conversation that exists (a replay), which then
+   need only their receipt;
 3. sends everything else through the ordinary path, one by one, after the batch has committed: documents of a
    conversation that exists and that would change it, documents that lost an ``ON CONFLICT`` race, a repeated
    external id within the batch, and documents that are rejected (so that their receipts and errors are exactly
@@ -40,6 +41,7 @@ from chats import ingest, services
 from chats.ingest import canonical as c
 from chats.models import (
     ApiKey,
+    AuditEvent,
     Conversation,
     Feedback,
     IngestionReceipt,
@@ -240,6 +242,7 @@ def _write_batch(
         receipt_rows = _copy_receipts(cursor, source, api_key, receipts, now)
 
     results = {}
+    events = []
     for (item, outcome, _, warnings, added), receipt in zip(receipts, receipt_rows, strict=True):
         assert item.parsed is not None
         results[item.index] = services.IngestResult(
@@ -251,6 +254,20 @@ def _write_batch(
             warnings=warnings,
             messages_added=added,
         )
+        if outcome == Outcome.CREATED:
+            # The same event the ordinary path writes for a conversation it creates; a replay writes none.
+            events.append(
+                services._ingest_event(
+                    actor=None,
+                    source=source,
+                    api_key=api_key,
+                    conversation=conversations[item.index],
+                    receipt=receipt,
+                    added=added,
+                    before=None,
+                )
+            )
+    AuditEvent.objects.bulk_create(events, batch_size=_INSERT_CHUNK)
     return results, deferred
 
 

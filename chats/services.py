@@ -1,4 +1,4 @@
-"""Every write with side effects: ingestion, feedback, review status, keys, and the audit trail.
+"""Every write with side effects: ingestion, feedback, review status, sources, keys, labels, and the audit trail.
 
 Views, serializers, forms, commands and the admin translate input and output and call these functions; nothing
 else writes conversations, feedback or audit events.
@@ -6,15 +6,21 @@ else writes conversations, feedback or audit events.
 
 from __future__ import annotations
 
+import getpass
 import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser, User
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Q
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
+from django.contrib.auth.models import AnonymousUser, Permission, User
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import IntegrityError, connection, router, transaction
+from django.db.models import Count, Model, Q
+from django.db.models.deletion import Collector
 from django.utils import timezone
 
 from chats import ingest
@@ -55,6 +61,62 @@ SEARCH_TEXT_LIMIT = 250_000
 
 # --------------------------------------------------------------------------------------------------------------
 # Audit
+#
+# Every state change a person or a key makes writes one event: who (a user, a source by its key, or a management
+# command), what, on which target, and the values before and after. On PostgreSQL a trigger keeps the table
+# append-only (migration 0005). Ingestion writes one event per conversation created or changed, not per message;
+# a document that changes nothing, or is refused, leaves only its receipt.
+
+# Fields whose values never reach the audit log: that they changed is recorded, never what they hold.
+SECRET_FIELDS = frozenset({"password", "key_hash"})
+
+
+@dataclass(frozen=True)
+class CommandActor:
+    """Whoever runs a management command on the server: named by the command and the system account."""
+
+    command: str
+
+    def get_username(self) -> str:
+        try:
+            account = getpass.getuser()
+        except (KeyError, OSError):  # no such account in a bare container
+            account = ""
+        return f"command:{self.command}" + (f" ({account})" if account else "")
+
+
+@dataclass(frozen=True)
+class SourceActor:
+    """A source writing by its API key, named as the API names it ("source:masterbrain")."""
+
+    source: Source
+
+    def get_username(self) -> str:
+        return f"source:{self.source.name}"
+
+
+def _audit_event(
+    *,
+    actor: Actor,
+    action: str,
+    target_type: str,
+    target_id: Any,
+    conversation_uuid: Any = None,
+    before: Any = None,
+    after: Any = None,
+) -> AuditEvent:
+    user = actor if isinstance(actor, User) else None
+    return AuditEvent(
+        actor=user,
+        # A copy of who it was, which also names a source acting by its key ("source:masterbrain").
+        actor_username=actor.get_username()[:150] if actor is not None else "",
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id),
+        conversation_uuid=conversation_uuid,
+        before=before,
+        after=after,
+    )
 
 
 def audit_record(
@@ -67,17 +129,110 @@ def audit_record(
     before: Any = None,
     after: Any = None,
 ) -> AuditEvent:
-    user = actor if isinstance(actor, User) else None
-    return AuditEvent.objects.create(
-        actor=user,
-        # A copy of who it was, which also names a source acting by its key ("source:masterbrain").
-        actor_username=actor.get_username() if actor is not None else "",
+    event = _audit_event(
+        actor=actor,
         action=action,
         target_type=target_type,
-        target_id=str(target_id),
+        target_id=target_id,
         conversation_uuid=conversation_uuid,
         before=before,
         after=after,
+    )
+    event.save(force_insert=True)
+    return event
+
+
+def _jsonable(value: Any) -> Any:
+    """Times, dates, UUIDs and decimals as the JSON text they are stored as."""
+    return json.loads(json.dumps(value, cls=DjangoJSONEncoder))
+
+
+def _related_names(manager: Any) -> list[str]:
+    if manager.model is Permission:
+        # "auth.change_user": one query, where a permission's own name would read its content type each time.
+        return sorted(
+            f"{app}.{codename}" for app, codename in manager.values_list("content_type__app_label", "codename")
+        )
+    return sorted(str(related) for related in manager.all())
+
+
+def audit_snapshot(obj: Model, *, deleting: bool = False) -> dict[str, Any]:
+    """The audited values of a row: every concrete field (a foreign key as its id) and many-to-many set.
+
+    Secret fields keep their value here, so that a change can be told; audit_record_saved and audit_record_deleted
+    write only whether they are set. `deleting`: also the ids of the rows the deletion takes with it.
+    """
+    values: dict[str, Any] = {}
+    for f in obj._meta.concrete_fields:
+        value = f.value_from_object(obj)
+        # The admin's date and time inputs keep whole seconds: a save that only drops the fraction changes nothing.
+        values[f.name] = value.replace(microsecond=0) if isinstance(value, datetime) else value
+    for f in obj._meta.many_to_many:
+        values[f.name] = _related_names(getattr(obj, f.name)) if obj.pk is not None else []
+    if deleting:
+        cascade = _cascade_of(obj)
+        if cascade:
+            values["also_deleted"] = cascade
+    return _jsonable(values)
+
+
+def _cascade_of(obj: Model) -> dict[str, list[Any]]:
+    """The rows deleting `obj` deletes too (a staff member's admin log entries), by model and id."""
+    collector = Collector(using=router.db_for_write(type(obj)), origin=obj)
+    collector.collect([obj])
+    found: dict[str, list[Any]] = {}
+    for model, instances in collector.data.items():
+        if model is not type(obj) and not model._meta.auto_created:
+            found[model._meta.label_lower] = sorted(instance.pk for instance in instances)
+    for queryset in collector.fast_deletes:
+        if not queryset.model._meta.auto_created:  # many-to-many links are in the snapshot already
+            found.setdefault(queryset.model._meta.label_lower, []).extend(queryset.values_list("pk", flat=True))
+    return {label: sorted(pks) for label, pks in found.items() if pks}
+
+
+def _secret_state(value: Any) -> str:
+    if not value:
+        return "(none)"
+    return "(unusable)" if str(value).startswith(UNUSABLE_PASSWORD_PREFIX) else "(set)"
+
+
+def _without_secrets(values: dict[str, Any]) -> dict[str, Any]:
+    return {name: _secret_state(value) if name in SECRET_FIELDS else value for name, value in values.items()}
+
+
+def audit_record_saved(*, actor: Actor, obj: Model, before: dict[str, Any] | None) -> AuditEvent | None:
+    """`obj` was created (`before` is None: the whole row is recorded) or changed (the fields that changed, with
+    their values before and after; nothing is recorded when none did). Call it once `obj` and its many-to-many
+    sets are saved, with `before` from audit_snapshot."""
+    after = audit_snapshot(obj)
+    name = obj._meta.model_name or type(obj).__name__.lower()
+    if before is None:
+        return audit_record(
+            actor=actor, action=f"{name}.created", target_type=name, target_id=obj.pk, after=_without_secrets(after)
+        )
+    changed = [key for key, value in after.items() if before.get(key) != value]
+    if not changed:
+        return None
+    old = {key: before.get(key) for key in changed}
+    new = {key: after[key] for key in changed}
+    for key in SECRET_FIELDS.intersection(changed):
+        old[key], new[key] = _secret_state(old[key]), _secret_state(new[key])
+        if old[key] == new[key]:
+            new[key] = "(changed)"
+    return audit_record(
+        actor=actor, action=f"{name}.updated", target_type=name, target_id=obj.pk, before=old, after=new
+    )
+
+
+def audit_record_deleted(*, actor: Actor, model: type[Model], before: dict[str, Any]) -> AuditEvent:
+    """A row was deleted; `before` is its audit_snapshot(deleting=True), taken before the deletion."""
+    name = model._meta.model_name or model.__name__.lower()
+    return audit_record(
+        actor=actor,
+        action=f"{name}.deleted",
+        target_type=name,
+        target_id=before[model._meta.pk.name],
+        before=_without_secrets(before),
     )
 
 
@@ -86,21 +241,26 @@ def audit_record(
 
 
 @transaction.atomic
-def source_get_or_create(*, name: str, actor: UserLike = None) -> tuple[Source, bool]:
-    source, created = Source.objects.get_or_create(name=name)
+def source_get_or_create(
+    *, name: str, description: str = "", is_active: bool = True, actor: Actor = None
+) -> tuple[Source, bool]:
+    """The source named `name`; created (with `description` and `is_active`) when there is none."""
+    source, created = Source.objects.get_or_create(
+        name=name, defaults={"description": description, "is_active": is_active}
+    )
     if created:
         audit_record(
             actor=actor,
             action="source.created",
             target_type="source",
             target_id=source.pk,
-            after={"name": name},
+            after={"name": name, "description": description, "is_active": is_active},
         )
     return source, created
 
 
 @transaction.atomic
-def source_update(*, source: Source, description: str, is_active: bool, actor: UserLike = None) -> None:
+def source_update(*, source: Source, description: str, is_active: bool, actor: Actor = None) -> None:
     before = {"description": source.description, "is_active": source.is_active}
     after = {"description": description, "is_active": is_active}
     if before == after:
@@ -118,7 +278,8 @@ def api_key_create(
     source: Source | None = None,
     user: User | None = None,
     name: str = "",
-    actor: UserLike = None,
+    expires_at: datetime | None = None,
+    actor: Actor = None,
 ) -> tuple[ApiKey, str]:
     """Create a key and return it with the secret, which is never stored and cannot be shown again."""
     raw_key = ApiKey.generate()
@@ -128,6 +289,7 @@ def api_key_create(
         name=name,
         prefix=raw_key[3 : 3 + ApiKey.PREFIX_LENGTH],
         key_hash=ApiKey.hash_key(raw_key),
+        expires_at=expires_at,
     )
     owner = f"source:{source.name}" if source else f"user:{user.get_username() if user else ''}"
     audit_record(
@@ -135,7 +297,12 @@ def api_key_create(
         action="api_key.created",
         target_type="api_key",
         target_id=key.pk,
-        after={"owner": owner, "prefix": key.prefix, "name": name},
+        after={
+            "owner": owner,
+            "prefix": key.prefix,
+            "name": name,
+            "expires_at": expires_at.isoformat() if expires_at else None,
+        },
     )
     return key, raw_key
 
@@ -160,6 +327,46 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
     if key is None or (key.source is not None and not key.source.is_active):
         return None
     return key
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Labels
+
+
+def _label_values(label: Label) -> dict[str, Any]:
+    return {"name": label.name, "description": label.description}
+
+
+@transaction.atomic
+def label_create(*, name: str, description: str = "", actor: Actor = None) -> Label:
+    label = Label.objects.create(name=name, description=description)
+    audit_record(
+        actor=actor, action="label.created", target_type="label", target_id=label.pk, after=_label_values(label)
+    )
+    return label
+
+
+@transaction.atomic
+def label_update(*, label: Label, name: str, description: str, actor: Actor = None) -> None:
+    """Rename or redescribe a label; feedback that carries it carries the new name."""
+    before = _label_values(label)
+    after = {"name": name, "description": description}
+    if before == after:
+        return
+    label.name, label.description = name, description
+    label.save(update_fields=["name", "description"])
+    audit_record(
+        actor=actor, action="label.updated", target_type="label", target_id=label.pk, before=before, after=after
+    )
+
+
+@transaction.atomic
+def label_delete(*, label: Label, actor: Actor = None) -> None:
+    """Delete a label no feedback carries (a label in use is protected, and this raises ProtectedError)."""
+    before = _label_values(label)
+    pk = label.pk
+    label.delete()
+    audit_record(actor=actor, action="label.deleted", target_type="label", target_id=pk, before=before)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -200,8 +407,12 @@ def conversation_ingest(
     api_key: ApiKey | None = None,
     size_bytes: int | None = None,
     message_feedback: list[dict[str, Any]] | None = None,
+    actor: Actor = None,
 ) -> IngestResult:
-    """Store one conversation document: whole or not at all, idempotently, and leave a receipt either way."""
+    """Store one conversation document: whole or not at all, idempotently, and leave a receipt either way.
+
+    `actor` is who sends it when that is not the source itself by its key (a command importing files).
+    """
     text = c.canonical_json(document)
     try:
         encoded = text.encode()
@@ -247,6 +458,7 @@ def conversation_ingest(
         size_bytes=size_bytes,
         external_id=external_id,
         api_key=api_key,
+        actor=actor,
     )
 
 
@@ -259,6 +471,7 @@ def conversation_store(
     size_bytes: int,
     external_id: str | None = None,
     api_key: ApiKey | None = None,
+    actor: Actor = None,
 ) -> IngestResult:
     """Store an already parsed conversation (see conversation_ingest)."""
     generated = False
@@ -270,7 +483,7 @@ def conversation_store(
     warnings = [w.as_dict() for w in parsed.warnings]
     try:
         with transaction.atomic():
-            conversation, outcome, added, store_warnings = _store(source, parsed, ext_id, generated)
+            conversation, outcome, added, store_warnings, before = _store(source, parsed, ext_id, generated)
             warnings.extend(store_warnings)
             receipt = _receipt(
                 source,
@@ -286,6 +499,16 @@ def conversation_store(
                 conversation,
                 added,
             )
+            if outcome != Outcome.UNCHANGED:
+                _ingest_event(
+                    actor=actor,
+                    source=source,
+                    api_key=api_key,
+                    conversation=conversation,
+                    receipt=receipt,
+                    added=added,
+                    before=before,
+                ).save(force_insert=True)
     except c.ParseError as error:
         return _reject(source, api_key, document, digest, size_bytes, parsed.format, ext_id, error.errors)
     return IngestResult(
@@ -418,6 +641,51 @@ def _receipt(
     )
 
 
+# A conversation's state as its ingestion audit events show it, before and after.
+_INGEST_STATE = ("message_count", "branch_count", "active_leaf_key", "feedback_count", "score_up", "score_down")
+
+
+def _ingest_state(conversation: Conversation) -> dict[str, Any]:
+    return {name: getattr(conversation, name) for name in _INGEST_STATE}
+
+
+def _ingest_event(
+    *,
+    actor: Actor,
+    source: Source,
+    api_key: ApiKey | None,
+    conversation: Conversation,
+    receipt: IngestionReceipt,
+    added: int,
+    before: dict[str, Any] | None,
+) -> AuditEvent:
+    """The one audit event of a document that created or changed a conversation (unsaved: the bulk path inserts
+    many at once). `before` is None for a conversation just created, else its state and the values of the fields
+    the document changed."""
+    after = _ingest_state(conversation)
+    if before is None:
+        action = "conversation.created"
+        after |= {"external_id": conversation.external_id, "format": conversation.input_format}
+    else:
+        after |= {name: _jsonable(getattr(conversation, name)) for name in before if name not in after}
+        if after["branch_count"] > before["branch_count"]:
+            action = "conversation.branched"
+        elif added:
+            action = "conversation.appended"
+        else:
+            action = "conversation.updated"
+    after |= {"messages_added": added, "receipt": str(receipt.uuid), "api_key": api_key.prefix if api_key else None}
+    return _audit_event(
+        actor=actor if actor is not None else SourceActor(source),
+        action=action,
+        target_type="conversation",
+        target_id=conversation.uuid,
+        conversation_uuid=conversation.uuid,
+        before=before,
+        after=after,
+    )
+
+
 @dataclass
 class _Node:
     id: int
@@ -486,8 +754,10 @@ def _content_form(message: c.Message) -> str:
 
 def _store(
     source: Source, parsed: c.Conversation, ext_id: str, generated: bool
-) -> tuple[Conversation, str, int, list[dict[str, str]]]:
+) -> tuple[Conversation, str, int, list[dict[str, str]], dict[str, Any] | None]:
+    """Write the document's rows; also return the conversation's audited state before (None when created)."""
     conversation, created = _lock_conversation(source, ext_id, parsed, generated)
+    before = None if created else _ingest_state(conversation)
     warnings: list[dict[str, str]] = []
     changed = created
 
@@ -587,6 +857,8 @@ def _store(
             if name == "input_format":
                 continue  # the format it first came in stays: exports in it give the original back
             if value not in (None, "", [], {}) and getattr(conversation, name) != value:
+                assert before is not None
+                before[name] = _jsonable(getattr(conversation, name))
                 setattr(conversation, name, value)
                 changed = True
     if changed or feedback_changed:
@@ -602,7 +874,7 @@ def _store(
         outcome = Outcome.UPDATED
     else:
         outcome = Outcome.UNCHANGED
-    return conversation, outcome, added, warnings
+    return conversation, outcome, added, warnings, before
 
 
 def _store_tool_calls(
@@ -787,9 +1059,14 @@ def _set_active_path(conversation: Conversation, nodes: dict[str, _Node], leaf_k
     conversation.active_leaf_key = leaf_key
 
 
-def message_set_active_branch(*, conversation: Conversation, message: Message) -> None:
-    """Make the path through `message` (down to its newest leaf) the conversation's active path."""
+def message_set_active_branch(*, conversation: Conversation, message: Message, actor: Actor = None) -> None:
+    """Make the path through `message` (down to its newest leaf) the conversation's active path: what the thread
+    shows first and what linear exports and training data take. A change is audited."""
     with transaction.atomic():
+        # Locked, so that the audited "before" is the path this switch replaces.
+        stored_leaf = (
+            Conversation.objects.select_for_update().values_list("active_leaf_key", flat=True).get(pk=conversation.pk)
+        )
         nodes = {
             key: _Node(pk, parent_id, depth, role, active)
             for key, pk, parent_id, depth, role, active in Message.objects.filter(
@@ -799,6 +1076,16 @@ def message_set_active_branch(*, conversation: Conversation, message: Message) -
         leaf_key = _newest_leaf_under(nodes, message.id)
         _set_active_path(conversation, nodes, leaf_key)
         conversation.save(update_fields=["active_leaf_key"])
+        if leaf_key != stored_leaf:
+            audit_record(
+                actor=actor,
+                action="conversation.branch_switched",
+                target_type="conversation",
+                target_id=conversation.uuid,
+                conversation_uuid=conversation.uuid,
+                before={"active_leaf_key": stored_leaf},
+                after={"active_leaf_key": leaf_key, "message": message.key},
+            )
 
 
 def _newest_leaf_under(nodes: dict[str, _Node], node_id: int) -> str:

@@ -40,7 +40,12 @@ class Command(BaseCommand):
         if days is not None and days < 1:
             raise CommandError("--expires-in-days must be 1 or more")
         expires_at = timezone.now() + timedelta(days=days) if days else None
-        key, raw = services.api_key_create(user=user, name=options["name"] or "personal token", expires_at=expires_at)
+        key, raw = services.api_key_create(
+            user=user,
+            name=options["name"] or "personal token",
+            expires_at=expires_at,
+            actor=services.CommandActor("create_api_token"),
+        )
         until = f", valid until {expires_at:%Y-%m-%d %H:%M} UTC" if expires_at else ""
         self.stderr.write(f"Token {key.prefix}… for {user.get_username()}{until}; it is shown once, keep it secret:")
         self.stdout.write(raw)

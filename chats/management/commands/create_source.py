@@ -17,8 +17,9 @@ class Command(BaseCommand):
         parser.add_argument("--key-name", default="", help="A label for the key, e.g. the host that uses it.")
 
     def handle(self, *args: Any, name: str, key_name: str, **options: Any) -> None:
-        source, created = services.source_get_or_create(name=name)
-        _, raw_key = services.api_key_create(source=source, name=key_name or "created by create_source")
+        actor = services.CommandActor("create_source")
+        source, created = services.source_get_or_create(name=name, actor=actor)
+        _, raw_key = services.api_key_create(source=source, name=key_name or "created by create_source", actor=actor)
         self.stdout.write(f"{'Created' if created else 'Reusing'} source {source.name!r}.")
         self.stdout.write("New API key (shown once; only its hash is stored). Send it as: Authorization: Api-Key <key>")
         self.stdout.write(raw_key)

@@ -56,7 +56,7 @@ class Command(BaseCommand):
         queryset = filterset.qs
         count = queryset.count()
         services.export_record(
-            actor=None,
+            actor=services.CommandActor("export_conversations"),
             what="conversations",
             format=fmt,
             filters={_option(key): value for key, value in data.items()},

@@ -40,7 +40,8 @@ class Command(BaseCommand):
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise CommandError(f"No such file or folder: {', '.join(missing)}")
-        source_obj, _ = services.source_get_or_create(name=source)
+        actor = services.CommandActor("import_conversations")
+        source_obj, _ = services.source_get_or_create(name=source, actor=actor)
         counts: Counter[str] = Counter()
         failures: list[str] = []
         items = (item for path in paths for item in iter_items(path))
@@ -54,6 +55,7 @@ class Command(BaseCommand):
                 document=item.document,
                 format=format_name,
                 message_feedback=item.message_feedback,
+                actor=actor,
             )
             counts[result.outcome] += 1
             if result.errors:

@@ -35,18 +35,21 @@ class Command(BaseCommand):
         parser.add_argument("--count", type=int, default=34, help="Generated conversations (fixtures come on top).")
 
     def handle(self, *args: Any, count: int, **options: Any) -> None:
-        source, _ = services.source_get_or_create(name=DEMO_SOURCE)
+        actor = services.CommandActor("seed_demo")
+        source, _ = services.source_get_or_create(name=DEMO_SOURCE, actor=actor)
+        existing = set(Label.objects.values_list("name", flat=True))
         for name, description in LABELS.items():
-            Label.objects.get_or_create(name=name, defaults={"description": description})
+            if name not in existing:
+                services.label_create(name=name, description=description, actor=actor)
         outcomes: dict[str, int] = {}
         for _, document in workload.generate(count, seed=2026):
-            result = services.conversation_ingest(source=source, document=document)
+            result = services.conversation_ingest(source=source, document=document, actor=actor)
             outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
         for path in sorted(FIXTURES.glob("*/*.json")) if FIXTURES.exists() else []:
             if path.name == "message_feedback.json":
                 continue
             for item in iter_items(path):
-                result = services.conversation_ingest(source=source, document=item.document)
+                result = services.conversation_ingest(source=source, document=item.document, actor=actor)
                 outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
         self._demo_feedback()
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
@@ -54,8 +57,12 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def _demo_feedback(self) -> None:
-        reviewer, _ = User.objects.get_or_create(username="demo-reviewer", defaults={"first_name": "Demo"})
+        reviewer = User.objects.filter(username="demo-reviewer").first()
+        before = services.audit_snapshot(reviewer) if reviewer is not None else None
+        if reviewer is None:
+            reviewer = User.objects.create_user(username="demo-reviewer", first_name="Demo")
         reviewer.groups.add(Group.objects.get(name="Reviewers"))
+        services.audit_record_saved(actor=services.CommandActor("seed_demo"), obj=reviewer, before=before)
         labels = {label.name: label for label in Label.objects.all()}
         conversations = list(Conversation.objects.filter(source__name=DEMO_SOURCE).order_by("id")[:12])
         for number, conversation in enumerate(conversations):
