@@ -11,6 +11,7 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -34,6 +35,31 @@ BOOLEAN_CHOICES = [("", "Any"), ("true", "Yes"), ("false", "No")]
 
 def _start_of(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+
+
+# A search first reads up to this many of its matches from the GIN index (see _full_text_matches).
+SEARCH_PROBE_LIMIT = 2000
+
+
+def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet[Conversation]:
+    """Conversations whose stored vector (services._refresh_search_vector) matches a web-style query.
+
+    The page wants the newest matches first, and the best plan depends on how many there are, which the planner
+    misjudges: words cluster in time, so walking the time index and testing each row's (large, compressed) vector
+    can read tens of thousands of rows for a word that is rare among recent conversations. So the matches are
+    counted first, up to SEARCH_PROBE_LIMIT, through the GIN index. When that is all of them, the page reads
+    exactly those rows by primary key and sorts them (the ids are wrapped in a subquery so that the planner
+    cannot turn back to the time index). When there are more, the word is common enough that walking the time
+    index finds a page of matches quickly.
+    """
+    query = SearchQuery(value, config="english", search_type="websearch")
+    ids = list(Conversation.objects.filter(search_vector=query).values_list("id", flat=True)[: SEARCH_PROBE_LIMIT + 1])
+    if len(ids) <= SEARCH_PROBE_LIMIT:
+        return queryset.extra(
+            where=["chats_conversation.id = ANY(ARRAY(SELECT unnest(%s::bigint[])))"],
+            params=[ids],
+        )
+    return queryset.filter(search_vector=query)
 
 
 class ConversationFilter(django_filters.FilterSet):
@@ -124,16 +150,7 @@ class ConversationFilter(django_filters.FilterSet):
         if not value:
             return queryset
         if connection.vendor == "postgresql":
-            # The stored, GIN-indexed vector (see services._refresh_search_vector). The matches are collected
-            # first, through the GIN index, into an array that the page then reads by primary key: left to itself
-            # the planner walks the time index and tests every row, which is slow for a rare word.
-            return queryset.extra(
-                where=[
-                    "chats_conversation.id = ANY(ARRAY(SELECT id FROM chats_conversation"
-                    " WHERE search_vector @@ websearch_to_tsquery('english', %s)))"
-                ],
-                params=[value],
-            )
+            return _full_text_matches(queryset, value)
         return queryset.filter(
             Exists(Message.objects.filter(conversation=OuterRef("pk"), text__icontains=value))
             | Q(title__icontains=value)

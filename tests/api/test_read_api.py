@@ -151,6 +151,22 @@ def test_full_text_search_finds_message_text(source: Any, reader: APIClient) -> 
     assert uuids(reader.get("/api/v1/conversations/?q=electrophoresis")) == [str(gel.uuid)]
 
 
+@pytest.mark.parametrize("probe_limit", [100, 2], ids=["few-matches-read-by-id", "many-matches-walk-by-time"])
+def test_search_pages_its_matches_newest_first_however_many_match(
+    source: Any, reader: APIClient, probe_limit: int, monkeypatch: Any
+) -> None:
+    # Either way the search is planned (few matches or more than the probe reads), the answer is the same.
+    monkeypatch.setattr("chats.filters.SEARCH_PROBE_LIMIT", probe_limit)
+    matches = [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(5)]
+    make_conversation(source, topic="centrifuge")
+    newest_first = sorted(matches, key=lambda c: (c.last_activity_at, c.pk), reverse=True)
+
+    first = reader.get("/api/v1/conversations/?q=electrophoresis&page_size=3")
+    rest = reader.get(first.json()["next"])
+
+    assert uuids(first) + uuids(rest) == [str(c.uuid) for c in newest_first]
+
+
 def test_an_invalid_filter_is_a_400_naming_the_parameter(reader: APIClient) -> None:
     response = reader.get("/api/v1/conversations/?score=5&date_from=yesterday")
 
