@@ -367,7 +367,7 @@ def active_branch(request: HttpRequest, uuid: str) -> HttpResponse:
     if not form.is_valid():
         return HttpResponse("A message is required.", status=400)
     message = get_object_or_404(Message, conversation=conversation, pk=form.cleaned_data["message"])
-    services.message_set_active_branch(conversation=conversation, message=message)
+    services.message_set_active_branch(conversation=conversation, message=message, actor=_actor(request))
     messages.success(request, "This branch is now the active one.")
     list_query = _list_query(
         request.POST if not form.cleaned_data["next"] else QueryDict(form.cleaned_data["next"].partition("?")[2])

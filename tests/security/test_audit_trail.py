@@ -314,7 +314,6 @@ def review_page_sets_the_review_status(w: World) -> list[dict[str, Any]]:
 @write_path(
     "POST chats:active_branch",
     "service message_set_active_branch",
-    xfail="chats.views.active_branch does not pass actor= to services.message_set_active_branch yet",
 )
 def review_page_switches_the_active_branch(w: World) -> list[dict[str, Any]]:
     was = w.conversation.active_leaf_key
