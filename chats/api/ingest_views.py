@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from chats import bulk_ingest, ingest, jsonio, services
 from chats.api import serializers
-from chats.api.authentication import SourcePrincipal
+from chats.api.authentication import ApiKeyAuthentication, SourcePrincipal
 from chats.api.errors import errors_response
 from chats.ingest.canonical import Issue
 from chats.models import ApiKey, IngestionReceipt, Outcome, Source
@@ -110,6 +110,8 @@ FORMAT_PARAMETER = OpenApiParameter(
 class IngestView(APIView):
     """POST one conversation document."""
 
+    # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
+    authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsSourceKey]
     throttle_classes = [IngestRateThrottle]
     parser_classes: list[Any] = []
@@ -163,6 +165,8 @@ class IngestView(APIView):
 class BulkIngestView(APIView):
     """POST many documents: a JSON array, or newline-delimited JSON (one document per line)."""
 
+    # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
+    authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsSourceKey]
     throttle_classes = [IngestRateThrottle]
     parser_classes: list[Any] = []
@@ -250,6 +254,8 @@ class BulkIngestView(APIView):
 
 
 class ReceiptView(APIView):
+    # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
+    authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsSourceKey]
 
     @extend_schema(
