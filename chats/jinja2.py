@@ -31,7 +31,7 @@ _DATE_FORMATS = {
 
 def date(value: Any, format_string: str) -> str:
     """Django's ``date`` filter, in the current time zone as the Django engine shows datetimes."""
-    local = timezone.template_localtime(value)
+    local = timezone.template_localtime(value)  # type: ignore[attr-defined]
     fast = _DATE_FORMATS.get(format_string)
     if fast is not None and isinstance(local, datetime):
         return str(fast(local))
