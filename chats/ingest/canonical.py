@@ -146,7 +146,9 @@ def chain_key(parent_key: str | None, raw_message: Any) -> str:
     appends, and one that differs after some message branches from the last common message.
     """
     digest = hashlib.sha256()
-    digest.update((parent_key or "").encode())
+    # surrogatepass: a lone surrogate ("\ud800" in the JSON) has no UTF-8 form; the service refuses such
+    # documents, but the parser must still give them a key rather than fail.
+    digest.update((parent_key or "").encode(errors="surrogatepass"))
     digest.update(b"\x00")
-    digest.update(canonical_json(raw_message).encode())
+    digest.update(canonical_json(raw_message).encode(errors="surrogatepass"))
     return "h:" + digest.hexdigest()[:40]

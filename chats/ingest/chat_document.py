@@ -116,7 +116,7 @@ def _read_feedback(conversation: Conversation, entries: Any, main_messages: list
             issues.warn(path, "a feedback entry must be an object; ignored")
             continue
         score = entry.get("score", 0)
-        if isinstance(score, bool) or score not in _SCORES:
+        if isinstance(score, bool) or not isinstance(score, int | float) or score not in _SCORES:
             issues.warn(f"{path}/score", f"score must be -1, 0 or 1, not {score!r}; entry ignored")
             continue
         comment = entry.get("additional")
@@ -128,7 +128,7 @@ def _read_feedback(conversation: Conversation, entries: Any, main_messages: list
             Feedback(
                 origin=FEEDBACK_ORIGIN_MASTERBRAIN,
                 message_key=message.key,
-                score=score or None,
+                score=int(score) or None,
                 comment=comment,
                 raw=entry,
             )

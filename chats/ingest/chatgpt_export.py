@@ -13,10 +13,10 @@ verbatim. ChatGPT's metadata is its own, so a ``tool_calls`` there that cannot b
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from chats import jsonio
 from chats.ingest.canonical import (
     FEEDBACK_ORIGIN_CHATGPT,
     Conversation,
@@ -83,8 +83,20 @@ def parse(document: Any) -> Conversation:
             raise ParseError(
                 [Issue("", f"this conversations.json holds {len(document)} conversations: import it in bulk")]
             )
-        document = document[0]
+        return _inside_list(_Parser(document[0]))
     return _Parser(document).parse()
+
+
+def _inside_list(parser: _Parser) -> Conversation:
+    """Parse the one conversation of a ``conversations.json`` array, with every path pointing under ``/0``."""
+    try:
+        conversation = parser.parse()
+    except ParseError as error:
+        raise ParseError([Issue(f"/0{issue.path}", issue.message) for issue in error.errors]) from None
+    conversation.warnings = [Issue(f"/0{issue.path}", issue.message) for issue in conversation.warnings]
+    for message in conversation.messages:
+        message.source_path = f"/0{message.source_path}"
+    return conversation
 
 
 class _Parser:
@@ -144,6 +156,9 @@ class _Parser:
         parent_of: dict[str, str | None] = {}
         for node_id, node in mapping.items():
             path = pointer("/mapping", node_id)
+            if not node_id:  # a message's key: "" would read as "no parent" wherever it is a parent
+                self.issues.error(path, "a node id must be a non-empty string")
+                continue
             if not isinstance(node, dict):
                 self.issues.error(path, "a mapping node must be an object")
                 continue
@@ -471,8 +486,8 @@ def _feedback_comment(content: Any) -> str:
     decoded = content
     if isinstance(content, str) and content.lstrip().startswith("{"):
         try:
-            decoded = json.loads(content)
-        except json.JSONDecodeError:
+            decoded = jsonio.loads(content)
+        except ValueError:
             return content
     if isinstance(decoded, dict):
         text = decoded.get("text")

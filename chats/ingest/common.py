@@ -5,12 +5,12 @@ Everything here works on decoded JSON (dicts, lists, strings, numbers) and copie
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from chats import jsonio
 from chats.ingest.canonical import Issue, ParseError
 
 
@@ -117,7 +117,11 @@ def parse_timestamp(value: Any, path: str, issues: Issues) -> datetime | None:
     if moment.tzinfo is None:
         issues.warn(path, f"timestamp {value!r} has no UTC offset; read as UTC")
         return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first representable UTC moment
+        issues.warn(path, f"timestamp out of range: {value!r}")
+        return None
 
 
 def _from_epoch(seconds: float, path: str, issues: Issues) -> datetime | None:
@@ -309,8 +313,9 @@ def parse_arguments(arguments: str) -> tuple[Any, str]:
     if not arguments or arguments.isspace():
         return None, ""
     try:
-        return json.loads(arguments), ""
-    except json.JSONDecodeError as exc:
+        # Strict: the decoded arguments are stored as JSON, which holds no NaN or infinity.
+        return jsonio.loads(arguments), ""
+    except ValueError as exc:
         return None, str(exc)
 
 

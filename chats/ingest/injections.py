@@ -8,10 +8,10 @@ one Artifact, flagged as requested, resolved or both. Ids are kept exactly as gi
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from chats import jsonio
 from chats.ingest.canonical import Artifact, Issue, Message, ToolCall
 
 _INJECT_PREFIX = "inject_airalogy_"
@@ -155,8 +155,8 @@ def _requested_ids(arguments: Any, path: str, warnings: list[Issue]) -> list[str
 def _resolved_items(result: Message, kind: str, path: str, warnings: list[Issue]) -> list[dict[str, Any]]:
     """The items of an injection result: a JSON object holding lists of items, a bare list, or one item."""
     try:
-        decoded = json.loads(result.text)
-    except json.JSONDecodeError as exc:
+        decoded = jsonio.loads(result.text)  # strict: the items are stored as JSON
+    except ValueError as exc:
         warnings.append(Issue(path, f"injection result is not JSON ({exc}); artifacts come from the arguments only"))
         return []
     if isinstance(decoded, list):
