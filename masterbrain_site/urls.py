@@ -15,3 +15,5 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("chats.urls")),
 ]
+
+handler404 = "chats.api.errors.page_not_found"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -47,3 +49,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         # Django's Http404 and PermissionDenied, which DRF answers as {"detail": ...}.
         response.data = {"errors": error_list(response.data)}
     return response
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The site's 404: under /api/ the API's error shape (a URL that names no endpoint, or a malformed id),
+    elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"errors": [{"path": "", "message": "Not found."}]}, status=404)
+    return defaults.page_not_found(request, exception)

@@ -128,6 +128,7 @@ class IngestView(APIView):
             200: serializers.IngestResultSerializer,
             400: serializers.ErrorSerializer,
             401: serializers.ErrorSerializer,
+            403: serializers.ErrorSerializer,
             413: serializers.ErrorSerializer,
             415: serializers.ErrorSerializer,
             429: serializers.ErrorSerializer,
@@ -182,6 +183,7 @@ class BulkIngestView(APIView):
             200: serializers.BulkResultSerializer,
             400: serializers.ErrorSerializer,
             401: serializers.ErrorSerializer,
+            403: serializers.ErrorSerializer,
             413: serializers.ErrorSerializer,
             415: serializers.ErrorSerializer,
             429: serializers.ErrorSerializer,
@@ -190,13 +192,13 @@ class BulkIngestView(APIView):
     def post(self, request: Request) -> Response:
         source = _source(request)
         media_type = _media_type(request)
-        items: list[tuple[Any, Issue | None]]
+        items: list[tuple[Any, Issue | None, bytes]]
         try:
             if media_type in JSON_TYPES:
                 document = _decode_json(_read_body(request))
                 if not isinstance(document, list):
                     raise _Rejected(400, [Issue("", "a bulk request is a JSON array of documents")])
-                items = [(item, None) for item in document]
+                items = [(item, None, b"") for item in document]
             elif media_type in NDJSON_TYPES:
                 items = self._ndjson_items(_read_body(request))
             else:
@@ -207,11 +209,17 @@ class BulkIngestView(APIView):
             if len(items) > limit:
                 raise _Rejected(413, [Issue("", f"{len(items)} documents: at most {limit} per bulk request")])
         except _Rejected as rejected:
-            return errors_response([e.as_dict() for e in rejected.errors], rejected.status_code)
+            receipt = None
+            if rejected.status_code == 400:  # read, but not a JSON array: kept like any other attempt
+                receipt = services.receipt_reject_raw(
+                    source=source, api_key=_api_key(request), body=request._request.body, errors=rejected.errors
+                )
+            extra = {"receipt": str(receipt.uuid)} if receipt else {}
+            return errors_response([e.as_dict() for e in rejected.errors], rejected.status_code, **extra)
 
         # The documents that decoded are stored together (set-based on PostgreSQL, see chats.bulk_ingest);
         # each still gets its own outcome and receipt, and is stored whole or not at all.
-        decoded = [document for document, decode_error in items if decode_error is None]
+        decoded = [document for document, decode_error, _ in items if decode_error is None]
         stored = iter(
             bulk_ingest.conversations_ingest_bulk(
                 source=source, documents=decoded, format=_format_param(request), api_key=_api_key(request)
@@ -219,14 +227,20 @@ class BulkIngestView(APIView):
         )
         results = []
         counts = {outcome: 0 for outcome in Outcome.values}
-        for index, (_, decode_error) in enumerate(items):
+        for index, (_, decode_error, line) in enumerate(items):
             if decode_error is not None:
+                # An NDJSON line that is not JSON: no document, so no id or format, but a receipt with the line.
+                receipt = services.receipt_reject_raw(
+                    source=source, api_key=_api_key(request), body=line, errors=[decode_error]
+                )
                 results.append(
                     {
                         "index": index,
                         "external_id": None,
                         "outcome": Outcome.REJECTED,
                         "conversation": None,
+                        "receipt": str(receipt.uuid),
+                        "warnings": [],
                         "errors": [decode_error.as_dict()],
                     }
                 )
@@ -241,15 +255,16 @@ class BulkIngestView(APIView):
         return Response({"results": results, "summary": counts}, status=status.HTTP_200_OK)
 
     @staticmethod
-    def _ndjson_items(body: bytes) -> list[tuple[Any, Issue | None]]:
-        items: list[tuple[Any, Issue | None]] = []
+    def _ndjson_items(body: bytes) -> list[tuple[Any, Issue | None, bytes]]:
+        """(document, None, b"") for each line that decodes; (None, the error, the line) for each that does not."""
+        items: list[tuple[Any, Issue | None, bytes]] = []
         for number, line in enumerate(body.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                items.append((_decode_json(line, line_offset=number - 1), None))
+                items.append((_decode_json(line, line_offset=number - 1), None, b""))
             except _Rejected as rejected:
-                items.append((None, rejected.errors[0]))
+                items.append((None, rejected.errors[0], line))
         return items
 
 
@@ -260,7 +275,12 @@ class ReceiptView(APIView):
 
     @extend_schema(
         operation_id="receipt_retrieve",
-        responses={200: serializers.ReceiptSerializer, 404: serializers.ErrorSerializer},
+        responses={
+            200: serializers.ReceiptSerializer,
+            401: serializers.ErrorSerializer,
+            403: serializers.ErrorSerializer,
+            404: serializers.ErrorSerializer,
+        },
     )
     def get(self, request: Request, uuid: str) -> Response:
         receipt = get_object_or_404(

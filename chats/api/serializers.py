@@ -29,11 +29,10 @@ class IngestResultSerializer(serializers.Serializer):
 
 class BulkItemSerializer(IngestResultSerializer):
     index = serializers.IntegerField()
-    # An NDJSON line that is not JSON is rejected before it is a document: no id, format, receipt or warnings.
+    # An NDJSON line that is not JSON is rejected before it is a document: no id and no format (its receipt keeps
+    # the line).
     external_id = serializers.CharField(allow_null=True)
     format = serializers.CharField(required=False)
-    receipt = serializers.UUIDField(required=False)
-    warnings = IssueSerializer(many=True, required=False)
 
 
 class BulkResultSerializer(serializers.Serializer):

@@ -177,6 +177,11 @@ def test_bulk_accepts_ndjson_and_reports_a_bad_line(ingest_client):
     results = response.json()["results"]
     assert [r["outcome"] for r in results] == ["created", "rejected", "created"]
     assert "line 2" in results[1]["errors"][0]["message"]
+    # The bad line is kept, like every attempt, in a receipt of its own.
+    receipt = IngestionReceipt.objects.get(uuid=results[1]["receipt"])
+    assert receipt.outcome == "rejected" and receipt.payload_text == "{not json"
+    assert receipt.errors == results[1]["errors"]
+    assert IngestionReceipt.objects.count() == 3
 
 
 def test_bulk_over_the_item_limit_gets_413(ingest_client, settings):
@@ -191,6 +196,8 @@ def test_bulk_that_is_not_an_array_gets_400(ingest_client):
     response = post_json(ingest_client, "/api/v1/ingest/bulk/", DOCUMENT)
 
     assert response.status_code == 400 and response.json()["errors"][0]["path"] == ""
+    receipt = IngestionReceipt.objects.get(uuid=response.json()["receipt"])
+    assert receipt.outcome == "rejected" and json.loads(receipt.payload_text) == DOCUMENT
 
 
 def test_a_receipt_is_returned_to_its_own_source_only(ingest_client, other_ingest_key):

@@ -71,9 +71,7 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("DELETE", "/api/v1/feedback/{uuid}/"): REVIEW,
 }
 # Known mismatches, each pinned until it is fixed (strict: the fix makes the case pass, and the mark must go).
-KNOWN = {
-    ("GET", "/api/v1/receipts/{uuid}/", "anonymous"): "the receipt operation does not document its 401",
-}
+KNOWN: dict[tuple[str, str, str], str] = {}
 CASES = [
     pytest.param(
         method,
@@ -240,7 +238,6 @@ def test_every_operation_of_the_schema_is_fuzzed(api_schema: Any) -> None:
     assert set(_operations(api_schema)) == set(OPERATIONS)
 
 
-@pytest.mark.xfail(strict=True, reason="unresolved URLs under /api/ answer with Django's HTML 404 page")
 @pytest.mark.parametrize(
     "path",
     [
