@@ -90,19 +90,35 @@ def render_markdown(text: str) -> SafeString:
     return mark_safe(_render(text))  # noqa: S308 - cleaned by nh3 with an allow-list
 
 
+TOO_DEEP = "(nested too deeply to show)"
+
+
 def pretty_json(value: Any) -> str:
-    """A value as indented JSON text (to be escaped by the template)."""
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+    """A value as indented JSON text (to be escaped by the template).
+
+    Indenting runs Python's encoder, which recurses once per level; ingest stores whatever the C decoder reads
+    (over a thousand levels). A value too deep to indent is shown compact (the C encoder goes as deep as the
+    decoder did), and one too deep even for that says so, rather than fail the page.
+    """
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+    except RecursionError:
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except RecursionError:
+        return TOO_DEEP
 
 
 def json_or_none(text: str) -> Any:
-    """Decoded JSON when ``text`` is a JSON object or array, else None."""
+    """Decoded JSON when ``text`` is a JSON object or array, else None (also when it is nested too deeply to
+    decode: it is then shown as text)."""
     stripped = text.strip()
     if not stripped or stripped[0] not in "[{":
         return None
     try:
         return json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

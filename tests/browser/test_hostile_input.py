@@ -1,0 +1,619 @@
+"""Hostile input end to end: every payload of tests/security/hostile.py in every field a page shows, ingested
+through the API, then every page that shows it opened in Chromium.
+
+On each page: no dialog, page error or CSP violation (the `problems` fixture), `window.__pwned` never set, no
+element, attribute or URL from the data that could run script or load anything, no horizontal overflow (the
+document no wider than the viewport, every box in `main` inside `main` unless it scrolls in a box of its own).
+
+Requests: every request to another host than the live server is recorded and aborted, so nothing ever leaves the
+machine. The pages may *try* to load only the images the data carries explicitly as images (a Markdown image, an
+image part: the CSP allows https images, and showing them is the point); any other foreign request fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from playwright.sync_api import Error as PlaywrightError
+
+from chats import services
+from chats.models import AuditEvent, Conversation, Feedback, Label, Message
+from tests.browser.conftest import Problems, sign_in
+from tests.security import hostile
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+INGEST = "/api/v1/ingest/"
+BULK = "/api/v1/ingest/bulk/"
+
+# Run in the page after it loaded: everything that shows data from the documents went wrong in one of these ways.
+FINDINGS_JS = """
+([allowedImages, allowStyles, marker]) => {
+  const found = [];
+  const here = location.origin;
+  const describe = (el) => {
+    const id = el.id ? "#" + el.id : "";
+    const cls = typeof el.className === "string" && el.className ? "." + el.className.trim().split(/\\s+/).join(".") : "";
+    return `<${el.tagName.toLowerCase()}${id}${cls}>`;
+  };
+  if (window.__pwned !== undefined) found.push("a payload ran: window.__pwned is set");
+  if (document.querySelector(marker)) found.push(`raw HTML from the data is in the DOM (<${marker}>)`);
+  for (const el of document.querySelectorAll("iframe, frame, object, embed, base, meta[http-equiv], applet, portal")) {
+    found.push(`forbidden element ${describe(el)}`);
+  }
+  if (!allowStyles) {
+    for (const el of document.querySelectorAll("body style")) found.push(`a <style> element in the body`);
+  }
+  for (const el of document.querySelectorAll("script")) {
+    if (el.src) {
+      if (new URL(el.src).origin !== here) found.push(`a script from ${el.src}`);
+    } else if (el.type !== "application/json") {
+      found.push(`an inline script: ${el.textContent.slice(0, 80)}`);
+    }
+  }
+  for (const el of document.querySelectorAll("link[href]")) {
+    if (new URL(el.href, document.baseURI).origin !== here) found.push(`a <link> to ${el.href}`);
+  }
+  const urlAttributes = new Set(["href", "src", "action", "formaction", "xlink:href", "poster", "data", "background", "srcset", "ping", "cite"]);
+  for (const el of document.querySelectorAll("*")) {
+    const tag = el.tagName.toLowerCase();
+    for (const attr of el.attributes) {
+      const name = attr.name.toLowerCase();
+      const value = attr.value;
+      if (name.startsWith("on")) { found.push(`an event handler ${name} on ${describe(el)}`); continue; }
+      if (name === "srcdoc") { found.push(`srcdoc on ${describe(el)}`); continue; }
+      if (name === "style" && !allowStyles) { found.push(`a style attribute on ${describe(el)}: ${value.slice(0, 80)}`); continue; }
+      if (name.startsWith("hx-on") || name.startsWith("data-hx-") || name === "hx-trigger") {
+        found.push(`htmx attribute ${name} on ${describe(el)}`); continue;
+      }
+      if ((name === "hx-get" || name === "hx-post") && !value.startsWith("/")) {
+        found.push(`${name}=${value.slice(0, 80)} on ${describe(el)}`); continue;
+      }
+      if (!urlAttributes.has(name) || value === "") continue;
+      if (name === "srcset" || name === "ping") { found.push(`${name} on ${describe(el)}`); continue; }
+      let url;
+      try { url = new URL(value, document.baseURI); } catch (e) { continue; }
+      const protocol = url.protocol;
+      if (tag === "a" && name === "href" && ["http:", "https:", "mailto:"].includes(protocol)) continue;
+      if (protocol === "data:") {
+        const media = value.trim().slice(5).toLowerCase();
+        if ((tag === "img" && name === "src" && media.startsWith("image/"))
+            || (tag === "audio" && name === "src" && media.startsWith("audio/"))) continue;
+        found.push(`${name}=${value.slice(0, 60)} on ${describe(el)}`); continue;
+      }
+      if (protocol === "http:" || protocol === "https:") {
+        if (url.origin === here) continue;
+        if (tag === "img" && name === "src" && allowedImages.includes(url.href)) continue;
+      }
+      found.push(`${name}=${value.slice(0, 80)} on ${describe(el)}`);
+    }
+  }
+  return found;
+}
+"""
+
+LAYOUT_JS = """
+(bidiSelectors) => {
+  const found = [];
+  const describe = (el) => {
+    const id = el.id ? "#" + el.id : "";
+    const cls = typeof el.className === "string" && el.className ? "." + el.className.trim().split(/\\s+/).join(".") : "";
+    return `<${el.tagName.toLowerCase()}${id}${cls}>`;
+  };
+  const root = document.documentElement;
+  if (root.scrollWidth > root.clientWidth + 1) {
+    found.push(`the document is ${root.scrollWidth}px wide in a ${root.clientWidth}px viewport`);
+  }
+  const main = document.querySelector("main") || document.body;
+  const box = main.getBoundingClientRect();
+  const scrolls = (el) => {
+    const overflow = getComputedStyle(el).overflowX;
+    return overflow !== "visible" && overflow !== "clip";
+  };
+  // Elements inside a box that scrolls (or clips) horizontally may be as wide as they like: the box holds them.
+  const held = new Set();
+  for (const el of main.querySelectorAll("*")) {
+    if (held.has(el.parentElement) || (el.parentElement !== main && el.parentElement && scrolls(el.parentElement) && main.contains(el.parentElement))) {
+      held.add(el);
+      continue;
+    }
+    const rect = el.getBoundingClientRect();
+    if (rect.width === 0 && rect.height === 0) continue;
+    if (rect.left < box.left - 1 || rect.right > box.right + 1) {
+      found.push(`${describe(el)} spans x ${Math.round(rect.left)}..${Math.round(rect.right)} outside main's ${Math.round(box.left)}..${Math.round(box.right)}`);
+      held.add(el);  // its children would say the same
+    }
+    if (found.length > 8) break;
+  }
+  // Text after a direction override keeps its place: the items of a head line stay in reading order.
+  for (const container of document.querySelectorAll(bidiSelectors)) {
+    const items = Array.from(container.children).filter((el) => el.getBoundingClientRect().width > 0);
+    for (let i = 1; i < items.length; i++) {
+      const a = items[i - 1].getBoundingClientRect();
+      const b = items[i].getBoundingClientRect();
+      const sameLine = a.top < b.bottom - 2 && b.top < a.bottom - 2;
+      if (sameLine && b.left < a.left) {
+        found.push(`${describe(items[i])} shows left of ${describe(items[i - 1])} in ${describe(container)}`);
+      }
+    }
+  }
+  return found.slice(0, 10);
+}
+"""
+
+BIDI_SELECTORS = ".message-head, .tool-call-head, .injection-head, .tool-result-head, .fb-entry, .review-status"
+
+
+def post(key: str, body: str | bytes, *, path: str = INGEST, content_type: str = "application/json") -> Any:
+    return Client().post(path, body, content_type=content_type, HTTP_AUTHORIZATION=f"Api-Key {key}")
+
+
+def assert_refused_with_paths(response: Any) -> list[dict[str, str]]:
+    assert 400 <= response.status_code < 500, (response.status_code, response.content[:300])
+    assert response["Content-Type"].startswith("application/json")
+    errors = response.json()["errors"]
+    assert errors, response.json()
+    for error in errors:
+        assert isinstance(error["path"], str) and (error["path"] == "" or error["path"].startswith("/")), error
+        assert error["message"], error
+    return errors
+
+
+@dataclass
+class Browser:
+    """A page that records and aborts every request to another host, and checks each page it opens.
+
+    A sweep over many pages goes on past a failing one: every failure is collected with the payload and the page
+    it happened on, and `assert_no_failures` reports them all at the end.
+    """
+
+    page: Any
+    base_url: str
+    problems: Problems
+    foreign: list[tuple[str, str]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    about: str = ""
+
+    def __post_init__(self) -> None:
+        # Only requests that do not go to the live server reach the handler (routing every request would also
+        # turn the browser's cache off and slow each page down).
+        others = re.compile(r"^(?!" + re.escape(self.base_url) + r"/)")
+
+        def record_and_abort(route: Any) -> None:
+            self.foreign.append((route.request.resource_type, route.request.url))
+            route.abort()
+
+        self.page.route(others, record_and_abort)
+
+    def open(
+        self, path: str, *, status: int = 200, allow_styles: bool = False, narrow: bool = False, layout: bool = True
+    ) -> bool:
+        """Open a page and check it; False (and a failure recorded) when anything is wrong."""
+        started = time.monotonic()
+        try:
+            response = self.page.goto(self.base_url + path, wait_until="load")
+            assert response is not None
+            assert response.status == status, f"status {response.status}: {self.page.inner_text('body')[:300]}"
+        except (AssertionError, PlaywrightError) as error:
+            self.fail(path, error)
+            return False
+        ok = self.check(path, allow_styles=allow_styles, narrow=narrow, layout=layout)
+        self.timings[path] = time.monotonic() - started
+        return ok
+
+    def check(self, where: str, *, allow_styles: bool = False, narrow: bool = False, layout: bool = True) -> bool:
+        """Check the page as it is now; False (and a failure recorded) when anything is wrong."""
+        page = self.page
+        try:
+            # Unfold everything (reasoning, payloads, raw JSON, results) so that all of it is laid out and loaded.
+            page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+            page.evaluate("() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50)))")
+            allowed = sorted(hostile.EXPLICIT_IMAGE_URLS)
+            findings = page.evaluate(FINDINGS_JS, [allowed, allow_styles, hostile.MARKER_TAG])
+            assert findings == [], findings
+            if layout:
+                overflow = page.evaluate(LAYOUT_JS, BIDI_SELECTORS)
+                assert overflow == [], overflow
+            if narrow:
+                size = page.viewport_size
+                page.set_viewport_size({"width": 390, "height": 844})
+                try:
+                    overflow = page.evaluate(LAYOUT_JS, BIDI_SELECTORS)
+                    assert overflow == [], f"at 390px: {overflow}"
+                finally:
+                    page.set_viewport_size(size)
+            self.assert_clean()
+        except (AssertionError, PlaywrightError) as error:
+            self.fail(where, error)
+            return False
+        return True
+
+    def assert_clean(self) -> None:
+        assert self.page.evaluate("window.__pwned") is None, "a payload ran: window.__pwned is set"
+        assert self.problems.dialogs == [], f"a script opened dialogs: {self.problems.dialogs}"
+        assert self.problems.page_errors == [], f"page errors: {self.problems.page_errors}"
+        assert self.problems.csp_violations == [], f"CSP violations: {self.problems.csp_violations}"
+        unexpected = [
+            (kind, url) for kind, url in self.foreign if not (kind == "image" and url in hostile.EXPLICIT_IMAGE_URLS)
+        ]
+        assert unexpected == [], f"requests to other hosts: {unexpected}"
+
+    def expect(self, condition: bool, where: str, message: str) -> None:
+        if not condition:
+            self.fail(where, AssertionError(message))
+
+    def fail(self, where: str, error: BaseException) -> None:
+        self.failures.append(f"[{self.about}] {where[:160]}: {str(error)[:1500]}")
+        # Reported once: the next page starts clean.
+        for found in (self.problems.dialogs, self.problems.page_errors, self.problems.csp_violations, self.foreign):
+            found.clear()
+
+    def assert_no_failures(self) -> None:
+        assert self.failures == [], f"{len(self.failures)} failures:\n" + "\n".join(self.failures)
+
+    def sign_in_as(self, username: str) -> None:
+        self.page.context.clear_cookies()
+        sign_in(self.page, self.base_url, username)
+        assert "/accounts/login/" not in self.page.url, f"{username} could not sign in"
+
+
+@pytest.fixture
+def inspector(page: Any, live_server: Any, problems: Problems) -> Iterator[Browser]:
+    yield Browser(page, live_server.url, problems)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Every payload in every field, every page
+
+
+@dataclass
+class Stored:
+    record_qa: Conversation
+    chat_history: Conversation
+    other_branch_leaf: Message
+    final_answer: Message
+    user_message: Message
+    calls_message: Message
+    result_message: Message
+    label: Label
+    feedback: Feedback
+    audit_event: AuditEvent
+
+
+def ingest_everywhere(payload: str, reviewer: User) -> Stored:
+    """The payload in every field of hostile.FIELDS, through the API and the services."""
+    source, _ = services.source_get_or_create(name=hostile.short(payload, 100))
+    _, key = services.api_key_create(source=source, name=hostile.short(payload, 100))
+
+    document = hostile.record_qa_document(payload, chat_id=f"hostile-{payload}")
+    first = post(key, json.dumps(document))
+    assert first.status_code == 201, first.content[:500]
+    assert first.json()["format"] == "record_qa"
+    branched = post(key, json.dumps(hostile.branch_variant(document, payload)))
+    assert branched.status_code == 200 and branched.json()["outcome"] == "updated", branched.content[:500]
+    history = post(key, json.dumps(hostile.chat_history_document(payload, conversation_id=f"history-{payload}")))
+    assert history.status_code == 201, history.content[:500]
+    assert history.json()["format"] == "chat_history"
+
+    record_qa = Conversation.objects.get(uuid=first.json()["conversation"])
+    chat_history = Conversation.objects.get(uuid=history.json()["conversation"])
+    assert record_qa.branch_count == 1
+    messages = Message.objects.filter(conversation=record_qa)
+    final_answer = messages.filter(on_active_path=True).order_by("-depth").first()
+    other_leaf = messages.filter(on_active_path=False).order_by("-depth").first()
+    assert final_answer is not None and other_leaf is not None
+    calls_message = messages.filter(tool_calls__isnull=False).distinct().get()
+    result_message = messages.filter(role="tool", tool_call_id="call_broken").get()
+    user_message = messages.filter(role="user").get()
+
+    label = Label.objects.create(name=hostile.short(payload, 64), description=hostile.short(payload, 300))
+    feedback, _ = services.feedback_submit(
+        author=reviewer,
+        conversation=record_qa,
+        message=final_answer,
+        score=-1,
+        labels=[label],
+        comment=payload,
+        correction=payload,
+    )
+    services.feedback_submit(author=reviewer, conversation=record_qa, labels=[label], comment=payload)
+    event = AuditEvent.objects.filter(target_id=str(feedback.uuid)).first()
+    assert event is not None
+    return Stored(
+        record_qa=record_qa,
+        chat_history=chat_history,
+        other_branch_leaf=other_leaf,
+        final_answer=final_answer,
+        user_message=user_message,
+        calls_message=calls_message,
+        result_message=result_message,
+        label=label,
+        feedback=feedback,
+        audit_event=event,
+    )
+
+
+@pytest.mark.browser
+def test_every_payload_in_every_field_stays_inert_on_every_page(
+    inspector: Browser, reviewer: User, admin_user: User
+) -> None:
+    started = time.monotonic()
+    stored = {name: ingest_everywhere(payload, reviewer) for name, payload in hostile.cases()}
+    ingested = time.monotonic() - started
+
+    inspector.sign_in_as("rita")
+    # Pages that show every payload at once: their rows and bars side by side.
+    inspector.about = "all payloads"
+    inspector.open("/")
+    inspector.open("/conversations/", narrow=True)
+    for name, payload in hostile.cases():
+        inspector.about = name
+        item = stored[name]
+        thread = item.record_qa.get_absolute_url()
+        query = urlencode({"q": hostile.short(payload, 200)})
+        inspector.open(f"/conversations/?{query}")
+        # The active branch, with the form of a message's feedback swapped in by htmx.
+        if inspector.open(thread, narrow=True):
+            block = inspector.page.locator(f"#fb-{item.final_answer.pk}")
+            block.get_by_role("link", name="Edit your feedback").click()
+            block.get_by_label("Corrected answer").wait_for()
+            if inspector.check(f"{thread} with the feedback form open"):
+                shown = (
+                    block.get_by_label("Comment").input_value(),
+                    block.get_by_label("Corrected answer").input_value(),
+                )
+                inspector.expect(shown == (payload, payload), thread, "the feedback broke out of its textareas")
+        # The other branch, with the conversation's feedback form open (the way without JavaScript).
+        if inspector.open(f"{thread}?at={item.other_branch_leaf.pk}&feedback=conversation"):
+            shown = inspector.page.locator("#fb-conversation-comment").input_value()
+            inspector.expect(shown == payload, thread, "the comment broke out of its textarea")
+        inspector.open(item.chat_history.get_absolute_url(), narrow=True)
+        # The fragment htmx swaps in, opened on its own: a bare piece of HTML without the site's stylesheet, so its
+        # layout is checked where it is shown (above), not here.
+        inspector.open(
+            f"/conversations/{item.record_qa.uuid}/feedback/form/?message={item.final_answer.pk}", layout=False
+        )
+        # The review queue, filtered by the payload, lands on a thread.
+        if inspector.open(f"/conversations/next/?{query}"):
+            inspector.expect("/next/" not in inspector.page.url, "next", "the queue did not open a conversation")
+
+    inspector.sign_in_as("admin")
+    inspector.about = "all payloads"
+    for changelist in ["conversation", "source", "label", "feedback", "auditevent"]:
+        inspector.open(f"/admin/chats/{changelist}/")
+    for name, payload in hostile.cases():
+        inspector.about = name
+        item = stored[name]
+        of_conversation = f"conversation__id__exact={item.record_qa.pk}"
+        for model in ["message", "toolcall", "injectedartifact"]:
+            path = f"/admin/chats/{model}/?{of_conversation}"
+            if inspector.open(path):
+                rows = inspector.page.locator("#result_list tbody tr").count()
+                inspector.expect(rows > 0 and "e=1" not in inspector.page.url, path, "the changelist shows no rows")
+        for path in [
+            f"/admin/chats/conversation/?{urlencode({'q': hostile.short(payload, 100)})}",
+            f"/admin/chats/conversation/{item.record_qa.pk}/change/",
+            f"/admin/chats/conversation/{item.chat_history.pk}/change/",
+            f"/admin/chats/message/{item.user_message.pk}/change/",
+            f"/admin/chats/message/{item.calls_message.pk}/change/",
+            f"/admin/chats/message/{item.result_message.pk}/change/",
+            f"/admin/chats/label/{item.label.pk}/change/",
+            f"/admin/chats/feedback/{item.feedback.pk}/change/",
+            f"/admin/chats/auditevent/{item.audit_event.pk}/change/",
+        ]:
+            inspector.open(path)
+    print(
+        f"\n{len(hostile.PAYLOADS)} payloads x {len(hostile.FIELDS)} fields: ingested in {ingested:.1f}s, "
+        f"{len(inspector.timings)} pages checked in {sum(inspector.timings.values()):.1f}s"
+    )
+    inspector.assert_no_failures()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What the API refuses: 4xx with a JSON path, never 5xx
+
+
+def _chat(content: Any = "hi", **extra: Any) -> dict[str, Any]:
+    return {"conversation_id": "refused", "chat_history": [{"role": "user", "content": content}], **extra}
+
+
+REFUSED_BODIES: dict[str, tuple[bytes, str | None]] = {
+    # name: (body, the path the error must name, or None when only a path of some kind is expected)
+    "invalid UTF-8": (b'{"chat_history": [{"role": "user", "content": "\xff\xfe\xfd"}]}', ""),
+    "overlong UTF-8 for <": (b'{"chat_history": [{"role": "user", "content": "\xc0\xbcscript\xc0\xbe"}]}', ""),
+    # json.loads reads bytes with "surrogatepass": the surrogate is found in the decoded text, at its path.
+    "UTF-8 encoded surrogate": (
+        b'{"chat_history": [{"role": "user", "content": "\xed\xa0\x80"}]}',
+        "/chat_history/0/content",
+    ),
+    "Latin-1 body": ('{"chat_history": [{"role": "user", "content": "café"}]}'.encode("latin-1"), ""),
+    "raw NUL byte in a string": (b'{"chat_history": [{"role": "user", "content": "a\x00b"}]}', ""),
+    "NUL in message text": (json.dumps(_chat("a\u0000b")).encode(), "/chat_history/0/content"),
+    "NUL in a title": (
+        json.dumps({"chat_id": "x", "title": "a\u0000", "main_messages": [{"role": "user", "content": "hi"}]}).encode(),
+        "/title",
+    ),
+    "NUL in a message name": (
+        json.dumps({"chat_history": [{"role": "user", "name": "\u0000", "content": "hi"}]}).encode(),
+        "/chat_history/0/name",
+    ),
+    "NUL in tool arguments": (
+        json.dumps(
+            [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"q": "\u0000"}'}}
+                    ],
+                },
+            ]
+        ).encode(),
+        "/1/tool_calls/0/function/arguments",
+    ),
+    "NUL in a metadata key": (json.dumps(_chat(**{"x\u0000y": 1})).encode(), None),
+    "unpaired surrogate escape": (
+        b'{"chat_history": [{"role": "user", "content": "\\ud800"}]}',
+        "/chat_history/0/content",
+    ),
+    "nesting 100,000 deep in metadata": (
+        f'{{"chat_history": [{{"role": "user", "content": "hi"}}], "x": {hostile.nested_text(100_000)}}}'.encode(),
+        None,
+    ),
+    "nesting 100,000 deep at the top": (hostile.nested_text(100_000).encode(), None),
+    "a number beyond a double": (b'{"chat_history": [{"role": "user", "content": "hi"}], "x": 1e999}', None),
+    "not JSON at all": (b"<script>alert(1)</script>", ""),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED_BODIES))
+def test_the_api_refuses_what_it_cannot_store_with_a_path(ingest_key: str, name: str) -> None:
+    body, path = REFUSED_BODIES[name]
+    errors = assert_refused_with_paths(post(ingest_key, body))
+    if path is not None:
+        assert path in [error["path"] for error in errors], errors
+    assert not Conversation.objects.exists()
+
+
+@pytest.mark.parametrize("name", ["invalid UTF-8", "NUL in message text", "nesting 100,000 deep in metadata"])
+def test_bulk_ingest_refuses_the_same_items_and_stores_the_others(ingest_key: str, name: str) -> None:
+    body, _ = REFUSED_BODIES[name]
+    good = json.dumps(_chat("fine", conversation_id="good")).encode()
+    response = post(ingest_key, good + b"\n" + body + b"\n", path=BULK, content_type="application/x-ndjson")
+    assert response.status_code == 200, response.content[:300]
+    first, second = response.json()["results"]
+    assert first["outcome"] == "created"
+    assert second["index"] == 1 and second["outcome"] == "rejected"
+    # A line that does not decode has no document to point into: its path is "" (the item is named by its index).
+    assert second["errors"], second
+    assert all(error["path"] == "" or error["path"].startswith("/1/") for error in second["errors"]), second
+
+
+def test_a_body_over_the_limit_is_refused_with_413(ingest_key: str, settings: Any) -> None:
+    settings.MASTERBRAIN_MAX_BODY_BYTES = 1024
+    response = post(ingest_key, json.dumps(_chat("W" * 2000)))
+    assert response.status_code == 413, response.content[:300]
+    assert_refused_with_paths(response)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Deep JSON that is stored shows on every page; the 10 MB message
+
+
+DEEP = 1000
+# Known: the thread page fails (500, RecursionError) on these; remove an entry once its renderer is fixed.
+DEEP_BUGS = {
+    "arguments": "chats.selectors.CallView.arguments_text indents with json.dumps, which recurses once per level",
+    "record": "chats.templatetags.chats_tags.flatten walks a record recursively",
+}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param(where, marks=pytest.mark.xfail(strict=True, reason=DEEP_BUGS[where]))
+        if where in DEEP_BUGS
+        else where
+        for where in hostile.DEEP_PLACES
+    ],
+)
+def test_deep_json_is_refused_or_shown_on_every_page(
+    inspector: Browser, ingest_key: str, reviewer: User, admin_user: User, where: str
+) -> None:
+    response = post(ingest_key, hostile.deep_document(DEEP, where, conversation_id=f"deep-{where}"))
+    if 400 <= response.status_code < 500:
+        assert_refused_with_paths(response)
+        return
+    assert response.status_code == 201, response.content[:300]
+    conversation = Conversation.objects.get(uuid=response.json()["conversation"])
+    reader = Client()
+    reader.force_login(reviewer)
+    assert reader.get(f"/api/v1/conversations/{conversation.uuid}/?branch=all").status_code == 200
+    inspector.sign_in_as("rita")
+    inspector.open(conversation.get_absolute_url())
+    inspector.sign_in_as("admin")
+    inspector.open(f"/admin/chats/conversation/{conversation.pk}/change/")
+    for message in Message.objects.filter(conversation=conversation):
+        inspector.open(f"/admin/chats/message/{message.pk}/change/")
+    inspector.assert_no_failures()
+
+
+TEN_MB = 10 * 1024 * 1024
+
+
+def ingest_ten_megabytes(key: str) -> tuple[Conversation, Message, float]:
+    """A conversation whose answer is one unbroken word of 10 MiB (a 10 MiB body, under the 32 MiB limit)."""
+    document = {
+        "conversation_id": "ten-megabytes",
+        "chat_history": [
+            {"role": "user", "content": "Say W ten million times."},
+            {"role": "assistant", "content": "W" * TEN_MB},
+        ],
+    }
+    started = time.monotonic()
+    response = post(key, json.dumps(document))
+    seconds = time.monotonic() - started
+    assert response.status_code == 201, response.content[:300]
+    conversation = Conversation.objects.get(uuid=response.json()["conversation"])
+    answer = Message.objects.get(conversation=conversation, role="assistant")
+    assert len(answer.text) == TEN_MB
+    return conversation, answer, seconds
+
+
+def report_timings(what: str, inspector: Browser) -> None:
+    print(f"\n{what}: " + ", ".join(f"{path[:60]} {seconds:.1f}s" for path, seconds in inspector.timings.items()))
+
+
+@pytest.mark.browser
+def test_a_ten_megabyte_message_is_stored_listed_and_shown_in_the_admin(
+    inspector: Browser, ingest_key: str, reviewer: User, admin_user: User
+) -> None:
+    conversation, answer, seconds = ingest_ten_megabytes(ingest_key)
+    inspector.page.set_default_timeout(120_000)
+    inspector.sign_in_as("rita")
+    inspector.open("/conversations/")
+    inspector.open("/conversations/?" + urlencode({"q": "W" * 200}))
+    inspector.sign_in_as("admin")
+    inspector.open(f"/admin/chats/conversation/{conversation.pk}/change/")
+    # The whole text, three times (text, parts, raw): about 31 MB of HTML.
+    inspector.open(f"/admin/chats/message/{answer.pk}/change/")
+    report_timings(f"10 MiB message (ingested in {seconds:.1f}s)", inspector)
+    inspector.assert_no_failures()
+
+
+@pytest.mark.browser
+@pytest.mark.xfail(
+    strict=True,
+    reason="the thread page shows the 10 MiB word whole, and Chromium cannot wrap a text run wider than its "
+    "largest layout unit (2^25 px, about 2.3 million 'W's here): the page becomes 33,554,432 px wide",
+)
+def test_a_ten_megabyte_message_shows_on_its_thread_without_overflow(
+    inspector: Browser, ingest_key: str, reviewer: User
+) -> None:
+    conversation, _, _ = ingest_ten_megabytes(ingest_key)
+    inspector.page.set_default_timeout(120_000)
+    inspector.sign_in_as("rita")
+    inspector.open(conversation.get_absolute_url())
+    report_timings("10 MiB message on its thread", inspector)
+    inspector.assert_no_failures()
+
+
+@pytest.mark.browser
+def test_the_api_docs_page_loads_nothing_from_elsewhere(inspector: Browser, reviewer: User) -> None:
+    inspector.sign_in_as("rita")
+    inspector.open("/api/v1/docs/", allow_styles=True)
+    inspector.page.get_by_text("Masterbrain Chat Audit API").first.wait_for()
+    inspector.check("/api/v1/docs/ after Swagger UI drew it", allow_styles=True)
+    inspector.assert_no_failures()
