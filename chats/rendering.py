@@ -83,10 +83,27 @@ def _render(text: str) -> str:
     return sanitize_html(_MD.render(text))
 
 
+# A page shows this many characters of one text at most: a browser cannot lay out megabytes of one message (a single
+# unbroken run stops wrapping at about two million characters), and a reviewer cannot read them. The whole text is
+# stored and served by the API and the exports.
+DISPLAY_CHARS = 100_000
+
+
+def shortened_notice(total: int) -> str:
+    return (
+        f"Shown: the first {DISPLAY_CHARS:,} of {total:,} characters. "
+        "The whole text is in the API and the exports of this conversation."
+    )
+
+
 def render_markdown(text: str) -> SafeString:
-    """Untrusted Markdown as sanitized HTML, safe to put in a template."""
+    """Untrusted Markdown as sanitized HTML, safe to put in a template; at most DISPLAY_CHARS of it."""
     if not text:
         return mark_safe("")
+    if len(text) > DISPLAY_CHARS:
+        notice = escape(shortened_notice(len(text)))
+        html = _render(text[:DISPLAY_CHARS])
+        return mark_safe(f'{html}<p class="shortened" role="note">{notice}</p>')  # noqa: S308 - cleaned, escaped
     return mark_safe(_render(text))  # noqa: S308 - cleaned by nh3 with an allow-list
 
 
@@ -101,13 +118,15 @@ def pretty_json(value: Any) -> str:
     decoder did), and one too deep even for that says so, rather than fail the page.
     """
     try:
-        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+        text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
     except RecursionError:
-        pass
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except RecursionError:
-        return TOO_DEEP
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except RecursionError:
+            return TOO_DEEP
+    if len(text) > DISPLAY_CHARS:
+        return f"{text[:DISPLAY_CHARS]}\n… {shortened_notice(len(text))}"
+    return text
 
 
 def json_or_none(text: str) -> Any:

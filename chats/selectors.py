@@ -10,13 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
+from chats import rendering
 from chats.models import (
     AuditEvent,
     Conversation,
@@ -141,7 +141,8 @@ class CallView:
     @property
     def arguments_text(self) -> str:
         if self.call.parsed_arguments is not None and not self.call.arguments_error:
-            return json.dumps(self.call.parsed_arguments, indent=2, ensure_ascii=False)
+            # Indented, unless too deep to indent (see rendering.pretty_json).
+            return rendering.pretty_json(self.call.parsed_arguments)
         return self.call.arguments
 
 

@@ -241,7 +241,7 @@ class BulkIngestView(APIView):
                         "conversation": None,
                         "receipt": str(receipt.uuid),
                         "warnings": [],
-                        "errors": [decode_error.as_dict()],
+                        "errors": [{**decode_error.as_dict(), "path": f"/{index}{decode_error.path}"}],
                     }
                 )
                 counts[Outcome.REJECTED] += 1

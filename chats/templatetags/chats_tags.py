@@ -82,22 +82,31 @@ def size_text(text: str) -> str:
     return f"{n / 1024 / 1024:.1f} MB"
 
 
+FLATTEN_DEPTH = 32
+
+
 @register.filter
 def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """A nested JSON object as (dotted path, leaf value) rows, for a readable record table."""
+    """A nested JSON object as (dotted path, leaf value) rows, for a readable record table. Below FLATTEN_DEPTH
+    levels a value is shown whole, as JSON: a record is a form's fields, not an arbitrarily deep tree."""
     rows: list[tuple[str, Any]] = []
 
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, dict) and node:
+    def walk(node: Any, path: str, depth: int) -> None:
+        if depth < FLATTEN_DEPTH and isinstance(node, dict) and node:
             for key, child in node.items():
-                walk(child, f"{path}.{key}" if path else str(key))
-        elif isinstance(node, list) and node and any(isinstance(item, dict | list) for item in node):
+                walk(child, f"{path}.{key}" if path else str(key), depth + 1)
+        elif (
+            depth < FLATTEN_DEPTH
+            and isinstance(node, list)
+            and node
+            and any(isinstance(item, dict | list) for item in node)
+        ):
             for index, child in enumerate(node):
-                walk(child, f"{path}[{index}]")
+                walk(child, f"{path}[{index}]", depth + 1)
         else:
             rows.append((path or "(value)", node if isinstance(node, str) else rendering.pretty_json(node)))
 
-    walk(value, prefix)
+    walk(value, prefix, 0)
     return rows
 
 

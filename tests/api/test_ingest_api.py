@@ -180,7 +180,8 @@ def test_bulk_accepts_ndjson_and_reports_a_bad_line(ingest_client):
     # The bad line is kept, like every attempt, in a receipt of its own.
     receipt = IngestionReceipt.objects.get(uuid=results[1]["receipt"])
     assert receipt.outcome == "rejected" and receipt.payload_text == "{not json"
-    assert receipt.errors == results[1]["errors"]
+    assert results[1]["errors"][0]["path"] == "/1"  # under its index, like every other item's errors
+    assert receipt.errors == [{**results[1]["errors"][0], "path": ""}]
     assert IngestionReceipt.objects.count() == 3
 
 
