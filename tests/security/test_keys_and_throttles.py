@@ -172,3 +172,38 @@ def test_the_admin_sign_in_shares_the_count(admin_user: User, settings):
 
     assert "Too many failed sign-in attempts" in response.content.decode()
     assert "_auth_user_id" not in client.session
+
+
+# ---- The shared cache
+
+
+@pytest.fixture
+def redis_cache(settings):
+    """The cache as production configures it with REDIS_URL: Redis on this machine, under a prefix of this test."""
+    import uuid
+
+    from django.core.cache import cache
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:6379/0",
+            "KEY_PREFIX": f"masterbrain-test-{uuid.uuid4().hex}",
+        }
+    }
+    yield cache
+    cache.clear()
+
+
+def test_throttle_counts_live_in_redis_and_are_shared_by_every_worker(source: Source, settings, redis_cache):
+    import redis
+
+    settings.MASTERBRAIN_THROTTLE_INGEST = "2/min"
+    _, raw = services.api_key_create(source=source)
+
+    assert [ingest(raw, "r-1"), ingest(raw, "r-2")] == [201, 201]
+    # Another process (a second worker) sees the same count: it is in Redis, not in this process's memory.
+    prefix = settings.CACHES["default"]["KEY_PREFIX"]
+    keys = redis.Redis.from_url("redis://127.0.0.1:6379/0").keys(f"{prefix}:*throttle_ingest*")
+    assert len(keys) == 1
+    assert ingest(raw, "r-3") == 429
