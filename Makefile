@@ -9,7 +9,7 @@ PY := $(BIN)/python
 PYTHON ?= $(shell ./scripts/find-python)
 export PYTEST_ADDOPTS ?=
 
-.PHONY: help run test lint bench venv dev-venv browser migrate clean
+.PHONY: help run test lint bench venv dev-venv browser redis migrate clean
 
 help:
 	@echo "make run    set up .venv, migrate, load demo data, serve on http://127.0.0.1:8000 (SQLite unless DATABASE_URL is set)"
@@ -45,12 +45,23 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; fi; }
 
+# The throttle tests count in Redis, production's shared cache; it is installed and started here when missing.
+redis:
+	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || { \
+	  command -v redis-server >/dev/null || { \
+	    echo "Installing Debian's redis-server for the throttle tests"; \
+	    if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; \
+	    else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; fi; }; \
+	  echo "Starting Redis on 127.0.0.1:6379"; \
+	  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 >/dev/null; \
+	  for _ in $$(seq 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done; }
+
 lint: dev-venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DEBUG=1 $(BIN)/mypy chats masterbrain_site
 
-test: dev-venv browser lint
+test: dev-venv browser redis lint
 	@db=$$(./scripts/test-database-url); \
 	echo "==> Tests run on: $${db%%\?*}"; \
 	DATABASE_URL= DEBUG=0 SECRET_KEY=test-only-not-secret $(PY) manage.py makemigrations --check --dry-run && \
