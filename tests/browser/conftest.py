@@ -26,7 +26,7 @@ PASSWORD = "correct horse battery staple"
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (make browser, or apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is not installed (make browser, or apt-get install chromium)")
     return {
         **browser_type_launch_args,
         "executable_path": CHROMIUM,

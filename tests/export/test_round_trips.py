@@ -46,10 +46,16 @@ def test_exporting_in_the_format_a_conversation_came_in_gives_the_document_back(
     assert result.omitted == []
 
 
-@pytest.mark.parametrize(("format", "document"), CASES)
+# Only inputs that are themselves detected as their format: some are read as it only when the format is named.
+DETECTED_CASES = [case for case in CASES if detect_format(case.values[1]) == case.values[0]]
+
+
+def test_most_inputs_are_detected_as_their_own_format() -> None:
+    assert len(DETECTED_CASES) > len(CASES) // 2
+
+
+@pytest.mark.parametrize(("format", "document"), DETECTED_CASES)
 def test_a_same_format_export_is_detected_as_that_format(format: str, document: Any) -> None:
-    if detect_format(document) != format:
-        pytest.skip("the input itself is only read as this format when the format is named")
 
     result = export_conversation(parse_document(document, format=format), format)
 

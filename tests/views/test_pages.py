@@ -322,8 +322,7 @@ def test_chatgpt_branches_and_imported_feedback_show(client: Client, reviewer: U
 def test_imported_feedback_is_shown_with_its_origin(client: Client, reviewer: User, source: Source) -> None:
     document = factories.load_fixture("chat_document/masterbrain_chat_document.json")
     conversation = factories.ingest(source, document, format="chat_document")
-    if not conversation.feedback.exists():
-        pytest.skip("the fixture has no human_feedback")
+    assert conversation.feedback.exists(), "the fixture carries human_feedback"
     body = signed_in(client, reviewer).get(conversation.get_absolute_url()).content.decode()
     assert "Imported: Masterbrain human_feedback" in body
 
