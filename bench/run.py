@@ -29,8 +29,6 @@ import os
 import platform
 import pstats
 import re
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -38,12 +36,14 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import psycopg  # noqa: E402
+
+from bench.server import Server, database_url, server_env  # noqa: E402
 
 BENCH_DB = "masterbrain_bench"  # --database-name changes it
 
@@ -146,11 +146,6 @@ def machine() -> list[tuple[str, str]]:
     ]
 
 
-def database_url(base: str, name: str) -> str:
-    parts = urlsplit(base)
-    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
-
-
 def create_database(base: str) -> str:
     with psycopg.connect(database_url(base, "postgres"), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
@@ -161,57 +156,6 @@ def create_database(base: str) -> str:
 def drop_database(base: str) -> None:
     with psycopg.connect(database_url(base, "postgres"), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    """gunicorn on 127.0.0.1, stopped on exit."""
-
-    def __init__(self, env: dict[str, str], workers: int):
-        self.port = free_port()
-        self.process = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "gunicorn"),
-                "masterbrain_site.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--workers",
-                str(workers),
-                "--timeout",
-                "600",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError):
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                conn.request("GET", "/accounts/login/")
-                conn.getresponse().read()
-                return
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("gunicorn did not start")
-
-    def workers(self) -> list[int]:
-        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
-        return [int(pid) for pid in children.read_text().split()]
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 def kb_of(pid: int, field: str) -> int:
@@ -878,18 +822,8 @@ def main() -> int:
     cores = os.cpu_count() or 1
     table = Table()
     url = create_database(args.database_url)
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=url,
-        DEBUG="0",
-        SECRET_KEY="bench-only-not-secret-" + "x" * 40,
-        ALLOWED_HOSTS="127.0.0.1,localhost,testserver",
-        SECURE_COOKIES="0",
-        SECURE_SSL_REDIRECT="0",
-        SECURE_HSTS_SECONDS="0",
-        MASTERBRAIN_THROTTLE_INGEST="1000000/min",
-        DJANGO_SETTINGS_MODULE="masterbrain_site.settings",
-    )
+    env = server_env(url)
+    env["ALLOWED_HOSTS"] += ",testserver"  # this process also serves P3 and P4 through Django's test client
     os.environ.update(env)
     server: Server | None = None
     try:

@@ -85,7 +85,7 @@ def server_env(url: str) -> dict[str, str]:
     env.update(
         DATABASE_URL=url,
         DEBUG="0",
-        SECRET_KEY="load-and-fault-tests-only-not-secret-" + "x" * 40,
+        SECRET_KEY="benchmark-load-and-fault-tests-only-not-secret-" + "x" * 40,
         ALLOWED_HOSTS="127.0.0.1,localhost",
         SECURE_COOKIES="0",
         SECURE_SSL_REDIRECT="0",

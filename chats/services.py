@@ -259,17 +259,23 @@ def source_get_or_create(
     return source, created
 
 
-@transaction.atomic
-def source_update(*, source: Source, description: str, is_active: bool, actor: Actor = None) -> None:
-    before = {"description": source.description, "is_active": source.is_active}
-    after = {"description": description, "is_active": is_active}
+def _fields_update(obj: Source | Label, after: dict[str, Any], *, actor: Actor) -> None:
+    """Set the fields named in `after` and audit the change ("<model>.updated"); nothing when none changes."""
+    before = {field_name: getattr(obj, field_name) for field_name in after}
     if before == after:
         return
-    source.description, source.is_active = description, is_active
-    source.save(update_fields=["description", "is_active"])
+    for field_name, value in after.items():
+        setattr(obj, field_name, value)
+    obj.save(update_fields=list(after))
+    model = str(obj._meta.model_name)
     audit_record(
-        actor=actor, action="source.updated", target_type="source", target_id=source.pk, before=before, after=after
+        actor=actor, action=f"{model}.updated", target_type=model, target_id=obj.pk, before=before, after=after
     )
+
+
+@transaction.atomic
+def source_update(*, source: Source, description: str, is_active: bool, actor: Actor = None) -> None:
+    _fields_update(source, {"description": description, "is_active": is_active}, actor=actor)
 
 
 @transaction.atomic
@@ -349,15 +355,7 @@ def label_create(*, name: str, description: str = "", actor: Actor = None) -> La
 @transaction.atomic
 def label_update(*, label: Label, name: str, description: str, actor: Actor = None) -> None:
     """Rename or redescribe a label; feedback that carries it carries the new name."""
-    before = _label_values(label)
-    after = {"name": name, "description": description}
-    if before == after:
-        return
-    label.name, label.description = name, description
-    label.save(update_fields=["name", "description"])
-    audit_record(
-        actor=actor, action="label.updated", target_type="label", target_id=label.pk, before=before, after=after
-    )
+    _fields_update(label, {"name": name, "description": description}, actor=actor)
 
 
 @transaction.atomic
