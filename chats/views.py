@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid as uuid_module
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -30,17 +29,10 @@ from chats import selectors, services
 from chats.filters import ConversationFilter
 from chats.forms import BranchForm, FeedbackForm, ReviewStatusForm, SignInForm, ThreadForm
 from chats.models import Conversation, Feedback, Label, Message
+from chats.roles import Roles, person_roles
 
-REVIEWERS = "Reviewers"
-AUDITORS = "Auditors"
 # The list's own parameters, kept with the filters in every link that leads back to it.
 LIST_EXTRA_KEYS = ("sort",)
-
-
-@dataclass(frozen=True)
-class Roles:
-    can_read: bool
-    can_write: bool
 
 
 def roles_of(request: HttpRequest) -> Roles:
@@ -48,12 +40,7 @@ def roles_of(request: HttpRequest) -> Roles:
     cached = getattr(request, "_chats_roles", None)
     if cached is not None:
         return cached
-    user = request.user
-    groups = set(user.groups.values_list("name", flat=True)) if user.is_authenticated else set()
-    roles = Roles(
-        can_read=bool(user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}),
-        can_write=bool(user.is_superuser or REVIEWERS in groups),
-    )
+    roles = person_roles(request.user)
     request._chats_roles = roles  # type: ignore[attr-defined]
     return roles
 

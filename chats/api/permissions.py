@@ -7,7 +7,6 @@ conversations of its own source and writes no feedback.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Model, QuerySet
@@ -15,33 +14,16 @@ from rest_framework import permissions
 from rest_framework.request import Request
 
 from chats.api.authentication import SourcePrincipal
-
-REVIEWERS = "Reviewers"
-AUDITORS = "Auditors"
+from chats.roles import Roles, person_roles
 
 
-@dataclass(frozen=True)
-class ApiRoles:
-    can_read: bool
-    can_write: bool
-
-
-def api_roles(request: Request) -> ApiRoles:
-    """The caller's roles: one query for a person's groups, once per request."""
+def api_roles(request: Request) -> Roles:
+    """The caller's roles, once per request: a source's key reads its own source; a person as their groups say."""
     cached = getattr(request, "_api_roles", None)
     if cached is not None:
         return cached
     user = request.user
-    if isinstance(user, SourcePrincipal):
-        roles = ApiRoles(can_read=True, can_write=False)
-    elif user is None or not user.is_authenticated or not user.is_active:
-        roles = ApiRoles(can_read=False, can_write=False)
-    else:
-        groups = set(user.groups.values_list("name", flat=True))
-        roles = ApiRoles(
-            can_read=bool(user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}),
-            can_write=bool(user.is_superuser or REVIEWERS in groups),
-        )
+    roles = Roles(can_read=True, can_write=False) if isinstance(user, SourcePrincipal) else person_roles(user)
     request._api_roles = roles  # type: ignore[attr-defined]
     return roles
 

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from chats import services
-from chats.api.permissions import AUDITORS, REVIEWERS
+from chats.roles import person_roles
 
 
 class Command(BaseCommand):
@@ -29,13 +29,12 @@ class Command(BaseCommand):
             user = user_model.objects.get(**{user_model.USERNAME_FIELD: options["username"]})
         except user_model.DoesNotExist:
             raise CommandError(f"no user named {options['username']!r}") from None
-        groups = set(user.groups.values_list("name", flat=True))
-        if not (user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}):
+        if not user.is_active:
+            raise CommandError(f"{options['username']!r} is inactive")
+        if not person_roles(user).can_read:
             raise CommandError(
                 f"{options['username']!r} is neither a reviewer, an auditor nor staff: a token would read nothing"
             )
-        if not user.is_active:
-            raise CommandError(f"{options['username']!r} is inactive")
         days = options["expires_in_days"]
         if days is not None and days < 1:
             raise CommandError("--expires-in-days must be 1 or more")

@@ -1,0 +1,30 @@
+"""Who may do what: a person's roles are their groups (and the staff and superuser flags)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+REVIEWERS = "Reviewers"
+AUDITORS = "Auditors"
+
+
+@dataclass(frozen=True)
+class Roles:
+    can_read: bool
+    can_write: bool
+
+
+NONE = Roles(can_read=False, can_write=False)
+
+
+def person_roles(user: Any) -> Roles:
+    """Reading: Reviewers, Auditors and staff. Writing (feedback, review status): Reviewers and superusers.
+    One query, for the person's groups."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return NONE
+    groups = set(user.groups.values_list("name", flat=True))
+    return Roles(
+        can_read=bool(user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}),
+        can_write=bool(user.is_superuser or REVIEWERS in groups),
+    )
