@@ -15,7 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import MD5
 from django.urls import reverse
 from django.utils import timezone
 
@@ -103,6 +104,7 @@ class InputFormat(models.TextChoices):
     CHAT_HISTORY = "chat_history", "Chat history"
     CHAT_GRAPH = "chat_graph", "Chat graph"
     CHATGPT_EXPORT = "chatgpt_export", "ChatGPT export"
+    OPENWEBUI = "openwebui", "Open WebUI export"
 
 
 class ReviewStatus(models.TextChoices):
@@ -125,7 +127,10 @@ class ConversationQuerySet(models.QuerySet["Conversation"]):
 class Conversation(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="conversations")
-    external_id = models.CharField(max_length=255)
+    # Whatever the input calls the conversation, never cut short; identity is (source, a digest of it), so that
+    # ids of any length are told apart by an index of fixed width.
+    external_id = models.TextField()
+    external_id_digest = models.CharField(max_length=64, editable=False, default="")
     external_id_generated = models.BooleanField(default=False)
     input_format = models.CharField(max_length=20, choices=InputFormat.choices)
     title = models.CharField(max_length=500, blank=True)
@@ -138,7 +143,9 @@ class Conversation(models.Model):
     injection_context = models.JSONField(null=True, blank=True)
     context_pairs = models.JSONField(default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
-    active_leaf_key = models.CharField(max_length=255, blank=True)
+    # Timestamps as the input wrote them (their offset included), by input key: exports give them back.
+    original_times = models.JSONField(default=dict, blank=True)
+    active_leaf_key = models.TextField(blank=True)
     review_status = models.CharField(max_length=20, choices=ReviewStatus.choices, default=ReviewStatus.UNREVIEWED)
 
     # Derived summaries, maintained by the services so that lists never aggregate over messages.
@@ -167,7 +174,9 @@ class Conversation(models.Model):
             ("export_conversation", "Can export conversations"),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["source", "external_id"], name="conversation_unique_source_external_id"),
+            models.UniqueConstraint(
+                fields=["source", "external_id_digest"], name="conversation_unique_source_external_id_digest"
+            ),
             _choices_check("conversation_input_format_valid", "input_format", InputFormat),
             _choices_check("conversation_review_status_valid", "review_status", ReviewStatus),
         ]
@@ -191,6 +200,11 @@ class Conversation(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("chats:thread", args=[self.uuid])
+
+    @staticmethod
+    def digest_of(external_id: str) -> str:
+        """The identity index's key of an external id (ids that differ anywhere have different digests)."""
+        return hashlib.sha256(external_id.encode(errors="surrogatepass")).hexdigest()
 
     @property
     def display_title(self) -> str:
@@ -226,7 +240,11 @@ class MessageQuerySet(models.QuerySet["Message"]):
 
 class Message(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
-    key = models.CharField(max_length=255)
+    key = models.TextField()  # the first identity it came with: an input id, or "h:" and its content key
+    # A digest of the message's own content and its parent's content key: the same path of messages has the same
+    # key in every format. Finds the conversation of a document that carries no id.
+    content_key = models.UUIDField(null=True, blank=True)
+    aliases = models.JSONField(default=list, blank=True)  # the input ids it is known by (node ids, mapping ids)
     parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="children")
     position = models.PositiveIntegerField()  # order of arrival in the conversation, 0-based
     depth = models.PositiveIntegerField()  # 0 for a root: the position along any path from the root
@@ -242,7 +260,7 @@ class Message(models.Model):
     context_pairs = models.JSONField(default=list, blank=True)
     author_metadata = models.JSONField(default=dict, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
-    tool_call_id = models.CharField(max_length=255, blank=True)
+    tool_call_id = models.TextField(blank=True)
     is_orphan_result = models.BooleanField(default=False)  # a tool result whose id matches no call
     hidden = models.BooleanField(default=False)
     recipient = models.CharField(max_length=255, blank=True)
@@ -250,14 +268,14 @@ class Message(models.Model):
     raw = models.JSONField(null=True, blank=True)  # the message exactly as received
     # Where the message stood in the document it first came in ("/main_messages/3", "/nodes/7"): an export in
     # that format puts it back under the same key.
-    source_path = models.CharField(max_length=255, blank=True)
+    source_path = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     objects = MessageQuerySet.as_manager()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["conversation", "key"], name="message_unique_conversation_key"),
+            models.UniqueConstraint(F("conversation"), MD5("key"), name="message_unique_conversation_key_md5"),
             models.UniqueConstraint(fields=["conversation", "position"], name="message_unique_conversation_position"),
             _choices_check("message_section_valid", "section", Section),
             _choices_check("message_content_form_valid", "content_form", ContentForm),
@@ -269,6 +287,8 @@ class Message(models.Model):
             ),
             # Branch switcher: siblings of a message, WHERE conversation_id = ? AND parent_id = ?.
             models.Index(fields=["conversation", "parent"], name="msg_parent_idx"),
+            # A document without an id: which stored message has the content key of one of its messages.
+            models.Index(fields=["content_key"], name="msg_content_key_idx"),
         ]
 
     def __str__(self) -> str:
@@ -296,7 +316,7 @@ class Message(models.Model):
 class ToolCall(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="tool_calls")
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="tool_calls")
-    call_id = models.CharField(max_length=255)
+    call_id = models.TextField()
     index = models.PositiveIntegerField(default=0)
     type = models.CharField(max_length=32, default="function")
     name = models.CharField(max_length=255, blank=True)
@@ -311,7 +331,7 @@ class ToolCall(models.Model):
     class Meta:
         ordering = ["message_id", "index"]
         constraints = [
-            models.UniqueConstraint(fields=["conversation", "call_id"], name="toolcall_unique_conversation_call_id"),
+            models.UniqueConstraint(F("conversation"), MD5("call_id"), name="toolcall_unique_conversation_call_id_md5"),
         ]
         indexes = [
             # ?tool_name=airalogy_search: which conversations called a tool.
@@ -345,7 +365,7 @@ class InjectedArtifact(models.Model):
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="artifacts")
     tool_call = models.ForeignKey(ToolCall, on_delete=models.CASCADE, related_name="artifacts")
     kind = models.CharField(max_length=16, choices=ArtifactKind.choices)
-    artifact_id = models.CharField(max_length=500)
+    artifact_id = models.TextField()  # as given, never cut short
     id_well_formed = models.BooleanField(default=True)
     tool_name = models.CharField(max_length=255)
     requested = models.BooleanField(default=False)
@@ -355,8 +375,7 @@ class InjectedArtifact(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["conversation", "tool_call", "artifact_id"],
-                name="artifact_unique_conversation_call_id",
+                F("conversation"), F("tool_call"), MD5("artifact_id"), name="artifact_unique_conversation_call_id_md5"
             ),
             _choices_check("artifact_kind_valid", "kind", ArtifactKind),
             models.CheckConstraint(
@@ -364,8 +383,8 @@ class InjectedArtifact(models.Model):
             ),
         ]
         indexes = [
-            # ?artifact_id=airalogy.id.record...: where was this artifact injected.
-            models.Index(fields=["artifact_id"], name="artifact_id_idx"),
+            # ?artifact_id=airalogy.id.record...: where was this artifact injected. On PostgreSQL a hash index
+            # (migration 0006), which holds ids of any length.
             # ?artifact_kind=protocol.
             models.Index(fields=["kind", "conversation"], name="artifact_kind_idx"),
         ]
@@ -398,6 +417,7 @@ class FeedbackOrigin(models.TextChoices):
     REVIEWER = "reviewer", "Reviewer"
     MASTERBRAIN = "masterbrain", "Imported: Masterbrain human_feedback"
     CHATGPT = "chatgpt", "Imported: ChatGPT message feedback"
+    OPENWEBUI = "openwebui", "Imported: Open WebUI rating"
 
 
 class Score(models.IntegerChoices):
@@ -518,7 +538,7 @@ class IngestionReceipt(models.Model):
     conversation = models.ForeignKey(
         Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="receipts"
     )
-    external_id = models.CharField(max_length=255, blank=True)
+    external_id = models.TextField(blank=True)
     input_format = models.CharField(max_length=20, blank=True)
     outcome = models.CharField(max_length=20, choices=Outcome.choices)
     payload = models.JSONField(null=True, blank=True)

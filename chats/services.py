@@ -9,6 +9,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import json
+import uuid as uuid_module
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,12 +20,13 @@ from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AnonymousUser, Permission, User
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, connection, router, transaction
-from django.db.models import Count, Model, Q
+from django.db.models import Count, Exists, Model, OuterRef, Q
 from django.db.models.deletion import Collector
 from django.utils import timezone
 
 from chats import ingest
 from chats.ingest import canonical as c
+from chats.ingest import planner
 from chats.ingest.chatgpt_export import apply_message_feedback
 from chats.models import (
     ApiKey,
@@ -369,6 +371,11 @@ def label_delete(*, label: Label, actor: Actor = None) -> None:
 
 # --------------------------------------------------------------------------------------------------------------
 # Ingestion
+#
+# Every path (the single endpoint, the bulk endpoint's JSON and NDJSON, the import command, the demo data) goes:
+# document_prepare (decode-level checks, parse, limits) -> which conversation -> a snapshot of what is stored ->
+# planner.plan_document (the one place that decides) -> a writer. conversation_store is the row-by-row writer;
+# chats.bulk_ingest carries a batch of plans out by COPY. Both write the rows from the same row builders below.
 
 
 class LimitExceeded(Exception):
@@ -393,7 +400,72 @@ class IngestResult:
 
 
 def payload_hash(document: Any) -> str:
-    return hashlib.sha256(c.canonical_json(document).encode()).hexdigest()
+    return hashlib.sha256(c.canonical_json(document).encode(errors="surrogatepass")).hexdigest()
+
+
+@dataclass
+class Prepared:
+    """One document, checked and parsed: what every ingestion path plans from."""
+
+    document: Any
+    text: str  # canonical JSON of the document: hashed, and the receipt's payload
+    digest: str
+    size_bytes: int
+    format: str  # the parsed format, else the one the client named ("" when none)
+    parsed: c.Conversation | None = None  # None: refused, for `errors`
+    errors: list[c.Issue] = field(default_factory=list)
+    over_limit: bool = False
+    payload_text: str = ""  # the document as text, when it cannot be stored as JSON
+    external_id: str | None = None  # the document's own id, else the client's
+
+
+def document_prepare(
+    *,
+    document: Any,
+    format: str | None = None,
+    external_id: str | None = None,
+    size_bytes: int | None = None,
+    message_feedback: list[dict[str, Any]] | None = None,
+) -> Prepared:
+    """Check and parse one document (no database work): what cannot be stored is refused here, with its path."""
+    text = c.canonical_json(document)
+    try:
+        encoded = text.encode()
+        has_surrogate = False
+    except UnicodeEncodeError:
+        # json.loads accepts an unpaired surrogate escape ("\ud800"); no UTF-8 text can hold one.
+        encoded = text.encode(errors="surrogatepass")
+        has_surrogate = True
+    prepared = Prepared(
+        document=document,
+        text=text,
+        digest=hashlib.sha256(encoded).hexdigest(),
+        size_bytes=size_bytes if size_bytes is not None else len(encoded),
+        format=format or "",
+        external_id=external_id or None,
+    )
+    unstorable = _find_unstorable(document) if has_surrogate or "\\u0000" in text else None
+    if unstorable is not None:
+        # PostgreSQL stores neither in text or JSON; refuse rather than alter what was sent.
+        prepared.errors = [c.Issue(*unstorable)]
+        prepared.payload_text = encoded.decode(errors="backslashreplace")
+        return prepared
+    try:
+        parsed = ingest.parse_document(document, format=format)
+        _check_limits(parsed)
+    except c.ParseError as error:
+        prepared.errors = error.errors
+        return prepared
+    except LimitExceeded as error:
+        prepared.errors, prepared.over_limit = [error.issue], True
+        return prepared
+    if message_feedback:
+        # A ChatGPT export's message_feedback.json: thumbs on the messages it names.
+        parsed.warnings.extend(apply_message_feedback([parsed], message_feedback))
+    planner.assign_content_keys(parsed)
+    prepared.parsed, prepared.format = parsed, parsed.format
+    prepared.external_id = parsed.external_id or prepared.external_id
+    return prepared
 
 
 def conversation_ingest(
@@ -411,113 +483,145 @@ def conversation_ingest(
 
     `actor` is who sends it when that is not the source itself by its key (a command importing files).
     """
-    text = c.canonical_json(document)
-    try:
-        encoded = text.encode()
-        has_surrogate = False
-    except UnicodeEncodeError:
-        # json.loads accepts an unpaired surrogate escape ("\ud800"); no UTF-8 text can hold one.
-        encoded = text.encode(errors="surrogatepass")
-        has_surrogate = True
-    digest = hashlib.sha256(encoded).hexdigest()
-    if size_bytes is None:
-        size_bytes = len(encoded)
-    unstorable = _find_unstorable(document) if has_surrogate or "\\u0000" in text else None
-    if unstorable is not None:
-        # PostgreSQL stores neither in text or JSON; refuse rather than alter what was sent.
-        return _reject(
-            source,
-            api_key,
-            None,
-            digest,
-            size_bytes,
-            format or "",
-            external_id or "",
-            [c.Issue(*unstorable)],
-            payload_text=encoded.decode(errors="backslashreplace"),
-        )
-    try:
-        parsed = ingest.parse_document(document, format=format)
-        _check_limits(parsed)
-    except c.ParseError as error:
-        return _reject(source, api_key, document, digest, size_bytes, format or "", external_id or "", error.errors)
-    except LimitExceeded as error:
-        result = _reject(source, api_key, document, digest, size_bytes, format or "", external_id or "", [error.issue])
-        result.over_limit = True
-        return result
-    if message_feedback:
-        # A ChatGPT export's message_feedback.json: thumbs on the messages it names.
-        parsed.warnings.extend(apply_message_feedback([parsed], message_feedback))
-    return conversation_store(
-        source=source,
-        parsed=parsed,
+    prepared = document_prepare(
         document=document,
-        digest=digest,
-        size_bytes=size_bytes,
+        format=format,
         external_id=external_id,
-        api_key=api_key,
-        actor=actor,
+        size_bytes=size_bytes,
+        message_feedback=message_feedback,
     )
+    return conversation_store(source=source, prepared=prepared, api_key=api_key, actor=actor)
 
 
 def conversation_store(
-    *,
-    source: Source,
-    parsed: c.Conversation,
-    document: Any,
-    digest: str,
-    size_bytes: int,
-    external_id: str | None = None,
-    api_key: ApiKey | None = None,
-    actor: Actor = None,
+    *, source: Source, prepared: Prepared, api_key: ApiKey | None = None, actor: Actor = None
 ) -> IngestResult:
-    """Store an already parsed conversation (see conversation_ingest)."""
-    generated = False
-    ext_id = parsed.external_id or external_id
-    if not ext_id:
-        # No id in the document and none given: derive one from the content, so a resend is recognised.
-        ext_id, generated = "gen-" + digest[:32], True
-    ext_id = str(ext_id)[:255]
-    warnings = [w.as_dict() for w in parsed.warnings]
+    """Store a prepared document row by row (see conversation_ingest): the planner decides, this writes."""
+    if prepared.parsed is None:
+        return _reject(source, api_key, prepared, prepared.errors)
+    parsed = prepared.parsed
     try:
         with transaction.atomic():
-            conversation, outcome, added, store_warnings, before = _store(source, parsed, ext_id, generated)
-            warnings.extend(store_warnings)
+            plan, conversation = _plan_and_write(source, prepared)
+            warnings = [w.as_dict() for w in parsed.warnings] + plan.warnings
             receipt = _receipt(
                 source,
                 api_key,
-                document,
-                digest,
-                size_bytes,
-                parsed.format,
-                ext_id,
-                outcome,
-                warnings,
-                [],
-                conversation,
-                added,
+                prepared,
+                outcome=plan.outcome,
+                warnings=warnings,
+                conversation=conversation,
+                added=plan.messages_added,
+                external_id=plan.external_id,
             )
-            if outcome != Outcome.UNCHANGED:
-                _ingest_event(
-                    actor=actor,
-                    source=source,
-                    api_key=api_key,
-                    conversation=conversation,
-                    receipt=receipt,
-                    added=added,
-                    before=before,
+            if plan.outcome != Outcome.UNCHANGED:
+                ingest_event(
+                    plan=plan, actor=actor, source=source, api_key=api_key, conversation=conversation, receipt=receipt
                 ).save(force_insert=True)
     except c.ParseError as error:
-        return _reject(source, api_key, document, digest, size_bytes, parsed.format, ext_id, error.errors)
+        return _reject(source, api_key, prepared, error.errors)
     return IngestResult(
-        outcome=outcome,
+        outcome=plan.outcome,
         format=parsed.format,
-        external_id=ext_id,
+        external_id=plan.external_id,
         receipt=receipt,
         conversation=conversation,
         warnings=warnings,
-        messages_added=added,
+        messages_added=plan.messages_added,
     )
+
+
+def _plan_and_write(source: Source, prepared: Prepared) -> tuple[planner.Plan, Conversation]:
+    parsed = prepared.parsed
+    assert parsed is not None
+    external_id, generated = target_external_ids(source, [prepared])[0]
+    digest = Conversation.digest_of(external_id)
+    now = timezone.now()
+    for attempt in (1, 2):
+        row = Conversation.objects.select_for_update().filter(source=source, external_id_digest=digest).first()
+        stored = stored_snapshots([row])[row.pk] if row is not None else None
+        plan = planner.plan_document(parsed, stored, external_id=external_id, external_id_generated=generated, now=now)
+        try:
+            with transaction.atomic():
+                return plan, _write_plan(source, parsed, plan, row, now)
+        except IntegrityError:
+            # Another request created the conversation first: plan again against what it stored.
+            if row is not None or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def target_external_ids(source: Source, prepared: Sequence[Prepared]) -> list[tuple[str, bool]]:
+    """Which conversation each document belongs to, as (external id, whether the server made it up).
+
+    An explicit id names it. A document without one is matched by its content against the source's id-less
+    conversations (design notes §3, rule 2): one query for all the documents.
+    """
+    idless = [p.parsed for p in prepared if not p.external_id and p.parsed is not None]
+    found: dict[uuid_module.UUID, planner.IdlessMatch] = {}
+    if idless:
+        keys = {m.content_key for parsed in idless for m in parsed.messages}
+        has_children = Message.objects.filter(conversation_id=OuterRef("conversation_id"), parent_id=OuterRef("pk"))
+        rows = (
+            Message.objects.filter(
+                content_key__in=keys, conversation__source=source, conversation__external_id_generated=True
+            )
+            .annotate(has_children=Exists(has_children))
+            .order_by("conversation_id")
+            .values_list("content_key", "conversation_id", "conversation__external_id", "has_children")
+        )
+        for key, conversation_id, external_id, children in rows:
+            match = planner.IdlessMatch(conversation_id, external_id, not children)
+            if key is not None and (key not in found or (match.is_leaf and not found[key].is_leaf)):
+                found[key] = match
+    targets = []
+    for p in prepared:
+        if p.external_id:
+            targets.append((p.external_id, False))
+            continue
+        assert p.parsed is not None
+        target = planner.idless_target(p.parsed, found)
+        targets.append((target.external_id if target else planner.generated_external_id(p.parsed), True))
+    return targets
+
+
+def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, planner.Stored]:
+    """What the planner needs of stored conversations, in five queries however many there are."""
+    snapshots = {
+        row.pk: planner.Stored(
+            pk=row.pk,
+            external_id=row.external_id,
+            input_format=row.input_format,
+            active_leaf_key=row.active_leaf_key,
+            fields={name: getattr(row, name) for name in planner.COMPARED_FIELDS},
+            summary={name: getattr(row, name) for name in planner.SUMMARY_FIELDS},
+        )
+        for row in rows
+    }
+    if not snapshots:
+        return snapshots
+    pks = list(snapshots)
+    for row in Message.objects.filter(conversation_id__in=pks).values_list(
+        "conversation_id", "id", "key", "parent_id", "depth", "position", "role", "content_key", "aliases",
+        "on_active_path",
+    ):  # fmt: skip
+        snapshots[row[0]].messages.append(planner.StoredMessage(*row[1:]))
+    calls = ToolCall.objects.filter(conversation_id__in=pks)
+    for conversation_id, pk, call_id, message_id, result_id in calls.values_list(
+        "conversation_id", "id", "call_id", "message_id", "result_message_id"
+    ):
+        snapshots[conversation_id].calls.append(planner.StoredCall(pk, call_id, message_id, result_id))
+    artifacts = InjectedArtifact.objects.filter(conversation_id__in=pks)
+    for conversation_id, pk, call_id, artifact_id, resolved in artifacts.values_list(
+        "conversation_id", "id", "tool_call__call_id", "artifact_id", "resolved"
+    ):
+        snapshots[conversation_id].artifacts.append(planner.StoredArtifact(pk, call_id, artifact_id, resolved))
+    imported = Feedback.objects.filter(conversation_id__in=pks, author__isnull=True)
+    for conversation_id, pk, message_id, origin, score, comment, raw in imported.values_list(
+        "conversation_id", "id", "message_id", "origin", "score", "comment", "raw"
+    ):
+        snapshots[conversation_id].feedback.append(planner.StoredFeedback(pk, message_id, origin, score, comment, raw))
+    return snapshots
 
 
 def _unstorable_reason(text: str) -> str | None:
@@ -553,40 +657,28 @@ def _find_unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
 
 
 def _check_limits(parsed: c.Conversation) -> None:
-    limit = settings.MASTERBRAIN_MAX_MESSAGES
-    if len(parsed.messages) > limit:
-        raise LimitExceeded(c.Issue("", f"{len(parsed.messages)} messages: at most {limit} per conversation."))
-
-
-def _reject(
-    source: Source,
-    api_key: ApiKey | None,
-    document: Any,
-    digest: str,
-    size_bytes: int,
-    fmt: str,
-    ext_id: str,
-    errors: Sequence[c.Issue],
-    *,
-    payload_text: str = "",
-) -> IngestResult:
-    error_dicts = [e.as_dict() for e in errors]
-    receipt = _receipt(
-        source,
-        api_key,
-        document,
-        digest,
-        size_bytes,
-        fmt,
-        ext_id,
-        Outcome.REJECTED,
-        [],
-        error_dicts,
-        None,
-        0,
-        payload_text=payload_text,
+    """Per-conversation limits, checked on the parsed document before any database work."""
+    counts = (
+        (len(parsed.messages), settings.MASTERBRAIN_MAX_MESSAGES, "messages"),
+        (sum(len(m.tool_calls) for m in parsed.messages), settings.MASTERBRAIN_MAX_TOOL_CALLS, "tool calls"),
+        (len(parsed.artifacts), settings.MASTERBRAIN_MAX_ARTIFACTS, "injected artifacts"),
     )
-    return IngestResult(outcome=Outcome.REJECTED, format=fmt, external_id=ext_id, receipt=receipt, errors=error_dicts)
+    for count, limit, what in counts:
+        if count > limit:
+            raise LimitExceeded(c.Issue("", f"{count} {what}: at most {limit} per conversation."))
+
+
+def _reject(source: Source, api_key: ApiKey | None, prepared: Prepared, errors: Sequence[c.Issue]) -> IngestResult:
+    error_dicts = [e.as_dict() for e in errors]
+    receipt = _receipt(source, api_key, prepared, outcome=Outcome.REJECTED, errors=error_dicts)
+    return IngestResult(
+        outcome=Outcome.REJECTED,
+        format=prepared.format,
+        external_id=prepared.external_id or "",
+        receipt=receipt,
+        errors=error_dicts,
+        over_limit=prepared.over_limit,
+    )
 
 
 def receipt_reject_raw(
@@ -609,70 +701,85 @@ def receipt_reject_raw(
 def _receipt(
     source: Source,
     api_key: ApiKey | None,
-    document: Any,
-    digest: str,
-    size_bytes: int,
-    fmt: str,
-    ext_id: str,
+    prepared: Prepared,
+    *,
     outcome: str,
-    warnings: list[dict[str, str]],
-    errors: list[dict[str, str]],
-    conversation: Conversation | None,
-    added: int,
-    *,
-    payload_text: str = "",  # the document as text, when it cannot be stored as JSON
+    warnings: list[dict[str, str]] | None = None,
+    errors: list[dict[str, str]] | None = None,
+    conversation: Conversation | None = None,
+    added: int = 0,
+    external_id: str | None = None,
 ) -> IngestionReceipt:
-    return IngestionReceipt.objects.create(
-        source=source,
-        api_key=api_key,
-        conversation=conversation,
-        external_id=ext_id,
-        input_format=fmt,
-        outcome=outcome,
-        payload=document,
-        payload_text=payload_text,
-        payload_sha256=digest,
-        size_bytes=size_bytes,
-        messages_added=added,
-        warnings=warnings,
-        errors=errors,
+    values = receipt_values(
+        source, api_key, prepared, outcome, warnings, errors, conversation.pk if conversation else None, added
     )
+    if external_id is not None:
+        values["external_id"] = external_id
+    return IngestionReceipt.objects.create(**values)
 
 
-# A conversation's state as its ingestion audit events show it, before and after.
-_INGEST_STATE = ("message_count", "branch_count", "active_leaf_key", "feedback_count", "score_up", "score_down")
+def receipt_values(
+    source: Source,
+    api_key: ApiKey | None,
+    prepared: Prepared,
+    outcome: str,
+    warnings: list[dict[str, str]] | None,
+    errors: list[dict[str, str]] | None,
+    conversation_id: int | None,
+    added: int,
+) -> dict[str, Any]:
+    """The columns of a document's receipt (both writers)."""
+    return {
+        "source_id": source.pk,
+        "api_key_id": api_key.pk if api_key else None,
+        "conversation_id": conversation_id,
+        "external_id": prepared.external_id or "",
+        # A format the client named that is not one: kept as far as the column holds (the errors say which).
+        "input_format": prepared.format[:20],
+        "outcome": outcome,
+        "payload": None if prepared.payload_text else prepared.document,
+        "payload_text": prepared.payload_text,
+        "payload_sha256": prepared.digest,
+        "size_bytes": prepared.size_bytes,
+        "messages_added": added,
+        "warnings": warnings or [],
+        "errors": errors or [],
+    }
 
 
-def _ingest_state(conversation: Conversation) -> dict[str, Any]:
-    return {name: getattr(conversation, name) for name in _INGEST_STATE}
-
-
-def _ingest_event(
+def ingest_event(
     *,
+    plan: planner.Plan,
     actor: Actor,
     source: Source,
     api_key: ApiKey | None,
     conversation: Conversation,
     receipt: IngestionReceipt,
-    added: int,
-    before: dict[str, Any] | None,
 ) -> AuditEvent:
     """The one audit event of a document that created or changed a conversation (unsaved: the bulk path inserts
-    many at once). `before` is None for a conversation just created, else its state and the values of the fields
-    the document changed."""
-    after = _ingest_state(conversation)
+    many at once): its state and the fields the document changed, before and after."""
+    after = planner.audited_state(plan.summary, conversation.active_leaf_key)
+    before = _jsonable(plan.before) if plan.before is not None else None
     if before is None:
         action = "conversation.created"
         after |= {"external_id": conversation.external_id, "format": conversation.input_format}
     else:
-        after |= {name: _jsonable(getattr(conversation, name)) for name in before if name not in after}
+        after |= {name: _jsonable(value) for name, value in plan.fields.items()}
         if after["branch_count"] > before["branch_count"]:
             action = "conversation.branched"
-        elif added:
+        elif plan.messages_added:
             action = "conversation.appended"
         else:
             action = "conversation.updated"
-    after |= {"messages_added": added, "receipt": str(receipt.uuid), "api_key": api_key.prefix if api_key else None}
+    if plan.feedback_withdrawn:
+        after["feedback_withdrawn"] = [
+            {"origin": f.origin, "score": f.score, "comment": f.comment} for f in plan.feedback_withdrawn
+        ]
+    after |= {
+        "messages_added": plan.messages_added,
+        "receipt": str(receipt.uuid),
+        "api_key": api_key.prefix if api_key else None,
+    }
     return _audit_event(
         actor=actor if actor is not None else SourceActor(source),
         action=action,
@@ -684,47 +791,212 @@ def _ingest_event(
     )
 
 
-@dataclass
-class _Node:
-    id: int
-    parent_id: int | None
-    depth: int
-    role: str
-    on_active_path: bool
+# --- the rows of a plan, for both writers ---------------------------------------------------------------------
+
+MESSAGE_COLUMNS = (
+    "id", "conversation_id", "key", "content_key", "aliases", "parent_id", "position", "depth", "sibling_index",
+    "on_active_path", "role", "name", "section", "content_form", "parts", "text", "reasoning", "context_pairs",
+    "author_metadata", "sent_at", "tool_call_id", "is_orphan_result", "hidden", "recipient", "extra", "raw",
+    "source_path", "created_at",
+)  # fmt: skip
+CALL_COLUMNS = (
+    "id", "conversation_id", "message_id", "call_id", "index", "type", "name", "arguments", "parsed_arguments",
+    "arguments_error", "result_message_id", "extra",
+)  # fmt: skip
+ARTIFACT_COLUMNS = (
+    "conversation_id", "message_id", "tool_call_id", "kind", "artifact_id", "id_well_formed", "tool_name",
+    "requested", "resolved", "payload",
+)  # fmt: skip
+FEEDBACK_COLUMNS = (
+    "uuid", "conversation_id", "message_id", "origin", "score", "comment", "correction", "raw", "created_at",
+    "updated_at",
+)  # fmt: skip
 
 
-def _conversation_fields(parsed: c.Conversation) -> dict[str, Any]:
-    return {
-        "input_format": parsed.format,
-        "title": (parsed.title or "")[:500],
-        "user_external_id": (parsed.user_id or "")[:255],
-        "model_name": (parsed.model_name or "")[:200],
-        "model_config": parsed.model,
-        "started_at": parsed.started_at,
-        "ended_at": parsed.ended_at,
-        "scenario": parsed.scenario,
-        "injection_context": parsed.injection_context,
-        "context_pairs": parsed.context_pairs,
-        "metadata": parsed.metadata,
-    }
+class Refs:
+    """Primary keys for a plan's refs: stored rows keep theirs, new ones take the ids reserved for them."""
+
+    def __init__(self, message_ids: Sequence[int], call_ids: Sequence[int]) -> None:
+        self.message_ids = message_ids
+        self.call_ids = call_ids
+
+    def message(self, ref: int | None) -> int | None:
+        if ref is None:
+            return None
+        return self.message_ids[planner.new_index(ref)] if ref < 0 else ref
+
+    def call(self, ref: int) -> int:
+        return self.call_ids[planner.new_index(ref)] if ref < 0 else ref
 
 
-def _lock_conversation(
-    source: Source, ext_id: str, parsed: c.Conversation, generated: bool
-) -> tuple[Conversation, bool]:
-    """Get the conversation row locked for this transaction, creating it if needed.
+def _content_form(message: c.Message) -> str:
+    if message.content_is_null:
+        return ContentForm.NULL
+    return ContentForm.STRING if message.content_is_string else ContentForm.PARTS
 
-    Two requests creating the same conversation at once both try the INSERT; the unique constraint on
-    (source, external_id) makes one wait and fail, and that one then finds and locks the winner's row.
-    """
-    now = timezone.now()
-    defaults = _conversation_fields(parsed) | {
-        "external_id_generated": generated,
-        "last_activity_at": parsed.started_at or now,
-        "created_at": now,
-        "updated_at": now,
-    }
-    return Conversation.objects.select_for_update().get_or_create(source=source, external_id=ext_id, defaults=defaults)
+
+def plan_rows(
+    plan: planner.Plan, conversation_id: int, refs: Refs, now: datetime
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The new rows of a plan (messages, tool calls, artifacts, feedback), as values in *_COLUMNS order."""
+    messages = [
+        (
+            refs.message_ids[index],
+            conversation_id,
+            row.key,
+            row.content_key,
+            row.aliases,
+            refs.message(row.parent),
+            row.position,
+            row.depth,
+            row.sibling_index,
+            row.on_active_path,
+            row.role,
+            row.name,
+            row.message.section,
+            _content_form(row.message),
+            row.message.parts,
+            row.message.text,
+            row.message.reasoning,
+            row.message.context_pairs,
+            row.message.author_metadata,
+            row.message.created_at,
+            row.message.tool_call_id,
+            row.is_orphan_result,
+            row.message.hidden,
+            row.recipient,
+            row.message.extra,
+            row.message.raw,
+            row.message.source_path,
+            now,
+        )
+        for index, row in enumerate(plan.messages)
+    ]
+    calls = [
+        (
+            refs.call_ids[index],
+            conversation_id,
+            refs.message(row.message),
+            row.call_id,
+            row.call.index,
+            row.type,
+            row.name,
+            row.call.arguments,
+            row.call.parsed_arguments,
+            row.call.arguments_error,
+            refs.message(row.result),
+            row.call.extra,
+        )
+        for index, row in enumerate(plan.calls)
+    ]
+    artifacts = [
+        (
+            conversation_id,
+            refs.message(row.message),
+            refs.call(row.call),
+            row.artifact.kind,
+            row.artifact.artifact_id,
+            row.artifact.id_well_formed,
+            row.tool_name,
+            row.artifact.requested,
+            row.artifact.resolved,
+            row.artifact.payload,
+        )
+        for row in plan.artifacts
+    ]
+    feedback = [
+        (
+            uuid_module.uuid4(),
+            conversation_id,
+            refs.message(row.message),
+            row.feedback.origin,
+            row.feedback.score,
+            row.feedback.comment or "",
+            "",
+            row.feedback.raw,
+            now,
+            now,
+        )
+        for row in plan.feedback
+    ]
+    return messages, calls, artifacts, feedback
+
+
+def new_conversation(source: Source, parsed: c.Conversation, plan: planner.Plan, now: datetime) -> Conversation:
+    """The unsaved row of a conversation a plan creates."""
+    return Conversation(
+        source=source,
+        external_id=plan.external_id,
+        external_id_digest=Conversation.digest_of(plan.external_id),
+        external_id_generated=plan.external_id_generated,
+        input_format=parsed.format,
+        active_leaf_key=plan.active_leaf_key or "",
+        created_at=now,
+        updated_at=now,
+        last_activity_at=parsed.started_at or now,
+        **plan.fields,
+        **plan.summary,
+    )
+
+
+def plan_apply_changes(plan: planner.Plan, conversation: Conversation, refs: Refs, now: datetime) -> None:
+    """Carry out what a plan changes in rows that exist (both writers: such changes are few)."""
+    for pk, aliases in plan.aliases.items():
+        Message.objects.filter(pk=pk).update(aliases=aliases)
+    for pk, ref in plan.call_results.items():
+        ToolCall.objects.filter(pk=pk).update(result_message_id=refs.message(ref))
+    for pk, payload in plan.resolved_artifacts.items():
+        InjectedArtifact.objects.filter(pk=pk).update(resolved=True, payload=payload)
+    for pk, item in plan.feedback_updates:
+        Feedback.objects.filter(pk=pk).update(
+            score=item.score, comment=item.comment or "", raw=item.raw, updated_at=now
+        )
+    if plan.feedback_withdrawn:
+        Feedback.objects.filter(pk__in=[f.pk for f in plan.feedback_withdrawn]).delete()
+    if plan.path_off:
+        Message.objects.filter(pk__in=plan.path_off).update(on_active_path=False)
+    if plan.path_on:
+        Message.objects.filter(pk__in=plan.path_on).update(on_active_path=True)
+    if plan.created or plan.outcome == Outcome.UNCHANGED:
+        return
+    for name, value in (plan.fields | plan.summary).items():
+        setattr(conversation, name, value)
+    if plan.active_leaf_key is not None:
+        conversation.active_leaf_key = plan.active_leaf_key
+    conversation.updated_at = now
+    conversation.save(update_fields=[*plan.fields, *plan.summary, "active_leaf_key", "updated_at"])
+    if plan.messages and connection.vendor == "postgresql":
+        _refresh_search_vector(conversation)
+
+
+def _write_plan(
+    source: Source, parsed: c.Conversation, plan: planner.Plan, row: Conversation | None, now: datetime
+) -> Conversation:
+    """The row-by-row writer: one conversation's plan through the ORM (any database)."""
+    if plan.created:
+        conversation = new_conversation(source, parsed, plan, now)
+        conversation.save(force_insert=True)
+        if plan.search_text and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "UPDATE chats_conversation SET search_vector = to_tsvector('english', %s) WHERE id = %s",
+                    [plan.search_text[:SEARCH_TEXT_LIMIT], conversation.pk],
+                )
+    else:
+        assert row is not None
+        conversation = row
+    if plan.outcome == Outcome.UNCHANGED:
+        return conversation
+    refs = Refs(_allocate_ids(Message, len(plan.messages)), _allocate_ids(ToolCall, len(plan.calls)))
+    messages, calls, artifacts, feedback = plan_rows(plan, conversation.pk, refs, now)
+    Message.objects.bulk_create([Message(**dict(zip(MESSAGE_COLUMNS, values, strict=True))) for values in messages])
+    ToolCall.objects.bulk_create([ToolCall(**dict(zip(CALL_COLUMNS, values, strict=True))) for values in calls])
+    InjectedArtifact.objects.bulk_create(
+        [InjectedArtifact(**dict(zip(ARTIFACT_COLUMNS, values, strict=True))) for values in artifacts]
+    )
+    Feedback.objects.bulk_create([Feedback(**dict(zip(FEEDBACK_COLUMNS, values, strict=True))) for values in feedback])
+    plan_apply_changes(plan, conversation, refs, now)
+    return conversation
 
 
 def _allocate_ids(model: type[Message] | type[ToolCall], count: int) -> list[int]:
@@ -737,310 +1009,20 @@ def _allocate_ids(model: type[Message] | type[ToolCall], count: int) -> list[int
             cursor.execute(
                 "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
             )
-            return [row[0] for row in cursor.fetchall()]
+            return sorted(row[0] for row in cursor.fetchall())
         # SQLite serialises writers, so the next ids are ours until this transaction ends.
         cursor.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}"')
         start = cursor.fetchone()[0] + 1
         return list(range(start, start + count))
 
 
-def _content_form(message: c.Message) -> str:
-    if message.content_is_null:
-        return ContentForm.NULL
-    return ContentForm.STRING if message.content_is_string else ContentForm.PARTS
-
-
-def _store(
-    source: Source, parsed: c.Conversation, ext_id: str, generated: bool
-) -> tuple[Conversation, str, int, list[dict[str, str]], dict[str, Any] | None]:
-    """Write the document's rows; also return the conversation's audited state before (None when created)."""
-    conversation, created = _lock_conversation(source, ext_id, parsed, generated)
-    before = None if created else _ingest_state(conversation)
-    warnings: list[dict[str, str]] = []
-    changed = created
-
-    if not created and conversation.input_format != parsed.format:
-        warnings.append(
-            {
-                "path": "",
-                "message": f"conversation was stored as {conversation.input_format}; this document is {parsed.format}",
-            }
-        )
-
-    nodes: dict[str, _Node] = {}
-    max_position = -1
-    if not created:
-        for key, pk, stored_parent, depth, role, active, position in Message.objects.filter(
-            conversation=conversation
-        ).values_list("key", "id", "parent_id", "depth", "role", "on_active_path", "position"):
-            nodes[key] = _Node(pk, stored_parent, depth, role, active)
-            max_position = max(max_position, position)
-
-    new_messages = [m for m in parsed.messages if m.key not in nodes]
-    ids = _allocate_ids(Message, len(new_messages))
-    now = timezone.now()
-    children_of_parent: dict[int | None, int] = {}
-    if new_messages and not created:
-        for counted_parent, n in (
-            Message.objects.filter(conversation=conversation).values_list("parent_id").annotate(n=Count("id"))
-        ):
-            children_of_parent[counted_parent] = n
-    rows: list[Message] = []
-    for offset, (message, pk) in enumerate(zip(new_messages, ids, strict=True)):
-        parent = nodes.get(message.parent_key) if message.parent_key else None
-        if message.parent_key and parent is None:
-            raise c.ParseError(
-                [c.Issue(message.source_path, f"parent {message.parent_key!r} is not in the conversation")]
-            )
-        parent_id = parent.id if parent else None
-        sibling_index = children_of_parent.get(parent_id, 0)
-        children_of_parent[parent_id] = sibling_index + 1
-        depth = parent.depth + 1 if parent else 0
-        nodes[message.key] = _Node(pk, parent_id, depth, message.role, False)
-        rows.append(
-            Message(
-                id=pk,
-                conversation=conversation,
-                key=message.key[:255],
-                parent_id=parent_id,
-                position=max_position + 1 + offset,
-                depth=depth,
-                sibling_index=sibling_index,
-                on_active_path=False,
-                role=message.role[:64],
-                name=(message.name or "")[:255],
-                section=message.section,
-                content_form=_content_form(message),
-                parts=message.parts,
-                text=message.text,
-                reasoning=message.reasoning,
-                context_pairs=message.context_pairs,
-                author_metadata=message.author_metadata,
-                sent_at=message.created_at,
-                tool_call_id=(message.tool_call_id or "")[:255],
-                hidden=message.hidden,
-                recipient=(message.recipient or "")[:255],
-                extra=message.extra,
-                raw=message.raw,
-                source_path=message.source_path[:255],
-                created_at=now,
-            )
-        )
-    Message.objects.bulk_create(rows, batch_size=500)
-    added = len(rows)
-    changed = changed or added > 0
-
-    new_keys = {m.key for m in new_messages}
-    calls_added, call_warnings = _store_tool_calls(conversation, parsed, nodes, new_keys, created)
-    warnings.extend(call_warnings)
-    artifacts_added = _store_artifacts(conversation, parsed, created)
-    feedback_changed = _store_imported_feedback(conversation, parsed, nodes)
-
-    # The active path: the input's own choice when it makes one (current_node), else the newest leaf it sent.
-    # A document that adds nothing moves it only to a stored leaf: an older snapshot sent again (a retry that
-    # arrives late) names what is now an inner message, and must not take the thread back to it.
-    leaf_key = parsed.active_leaf_key or (parsed.messages[-1].key if parsed.messages else None)
-    if (
-        leaf_key
-        and leaf_key in nodes
-        and (added or (parsed.active_leaf_key and _is_leaf(nodes, leaf_key)))
-        and leaf_key != conversation.active_leaf_key
-    ):
-        _set_active_path(conversation, nodes, leaf_key)
-        changed = True
-
-    fields = _conversation_fields(parsed)
-    if not created:
-        for name, value in fields.items():
-            if name == "input_format":
-                continue  # the format it first came in stays: exports in it give the original back
-            if value not in (None, "", [], {}) and getattr(conversation, name) != value:
-                assert before is not None
-                before[name] = _jsonable(getattr(conversation, name))
-                setattr(conversation, name, value)
-                changed = True
-    if changed or feedback_changed:
-        _refresh_summary(conversation, nodes, parsed, added, calls_added, artifacts_added, feedback_changed)
-        conversation.updated_at = now
-        conversation.save()
-    if added and connection.vendor == "postgresql":
-        _refresh_search_vector(conversation)
-
-    if created:
-        outcome = Outcome.CREATED
-    elif changed or feedback_changed:
-        outcome = Outcome.UPDATED
-    else:
-        outcome = Outcome.UNCHANGED
-    return conversation, outcome, added, warnings, before
-
-
-def _store_tool_calls(
-    conversation: Conversation,
-    parsed: c.Conversation,
-    nodes: dict[str, _Node],
-    new_keys: set[str],
-    created: bool,
-) -> tuple[int, list[dict[str, str]]]:
-    warnings: list[dict[str, str]] = []
-    existing: dict[str, tuple[int, int | None]] = {}
-    if not created:
-        existing = {
-            cid: (pk, res)
-            for cid, pk, res in ToolCall.objects.filter(conversation=conversation).values_list(
-                "call_id", "id", "result_message_id"
-            )
-        }
-
-    # Which stored call each tool message of this document answers, by tool_call_id (never by position).
-    answered_by: dict[str, int] = {}
-    for message in parsed.messages:
-        if message.tool_call_id and message.tool_call_id not in answered_by:
-            answered_by[message.tool_call_id] = nodes[message.key].id
-
-    rows: list[ToolCall] = []
-    seen: set[str] = set(existing)
-    for message in parsed.messages:
-        if message.key not in new_keys:
-            continue
-        for call in message.tool_calls:
-            call_id = call.call_id[:255]
-            if call_id in seen:
-                # The same id again in another message (a regenerated branch): keep both, told apart.
-                call_id = f"{call.call_id}@{message.key}"[:255]
-                warnings.append(
-                    {
-                        "path": message.source_path,
-                        "message": f"tool call id {call.call_id!r} repeats an earlier call; stored as {call_id!r}",
-                    }
-                )
-            seen.add(call_id)
-            rows.append(
-                ToolCall(
-                    conversation=conversation,
-                    message_id=nodes[message.key].id,
-                    call_id=call_id,
-                    index=call.index,
-                    type=call.type[:32],
-                    name=call.name[:255],
-                    arguments=call.arguments,
-                    parsed_arguments=call.parsed_arguments,
-                    arguments_error=call.arguments_error,
-                    result_message_id=answered_by.get(call.call_id),
-                    extra=call.extra,
-                )
-            )
-    if rows:
-        ids = _allocate_ids(ToolCall, len(rows))
-        for row, pk in zip(rows, ids, strict=True):
-            row.id = pk
-        ToolCall.objects.bulk_create(rows, batch_size=500)
-
-    # A call stored unanswered earlier, answered by a message that arrived now.
-    late = {cid: answered_by[cid] for cid, (_, result) in existing.items() if result is None and cid in answered_by}
-    for cid, result_id in late.items():
-        ToolCall.objects.filter(conversation=conversation, call_id=cid).update(result_message_id=result_id)
-
-    # Tool results that answer no call at all are flagged, not rejected.
-    all_ids = seen | {call.call_id for m in parsed.messages for call in m.tool_calls}
-    orphan_ids = [
-        nodes[m.key].id
-        for m in parsed.messages
-        if m.key in new_keys and m.tool_call_id and m.tool_call_id not in all_ids
-    ]
-    if orphan_ids:
-        Message.objects.filter(id__in=orphan_ids).update(is_orphan_result=True)
-    return len(rows), warnings
-
-
-def _store_artifacts(conversation: Conversation, parsed: c.Conversation, created: bool) -> int:
-    if not parsed.artifacts:
-        return 0
-    calls = dict(
-        ToolCall.objects.filter(
-            conversation=conversation, call_id__in={a.tool_call_id for a in parsed.artifacts}
-        ).values_list("call_id", "id")
-    )
-    message_of_call = dict(ToolCall.objects.filter(id__in=calls.values()).values_list("id", "message_id"))
-    existing: dict[tuple[str, str], tuple[int, bool]] = {}
-    if not created:
-        existing = {
-            (call_id, artifact_id): (pk, resolved)
-            for call_id, artifact_id, pk, resolved in InjectedArtifact.objects.filter(
-                conversation=conversation
-            ).values_list("tool_call__call_id", "artifact_id", "id", "resolved")
-        }
-    rows = []
-    for artifact in parsed.artifacts:
-        call_pk = calls.get(artifact.tool_call_id)
-        if call_pk is None:
-            continue
-        found = existing.get((artifact.tool_call_id, artifact.artifact_id))
-        if found:
-            pk, was_resolved = found
-            if artifact.resolved and not was_resolved:
-                # The result arrived after the call was stored: record what it resolved to.
-                InjectedArtifact.objects.filter(pk=pk).update(resolved=True, payload=artifact.payload)
-            continue
-        rows.append(
-            InjectedArtifact(
-                conversation=conversation,
-                message_id=message_of_call[call_pk],
-                tool_call_id=call_pk,
-                kind=artifact.kind,
-                artifact_id=artifact.artifact_id[:500],
-                id_well_formed=artifact.id_well_formed,
-                tool_name=artifact.tool_name[:255],
-                requested=artifact.requested,
-                resolved=artifact.resolved,
-                payload=artifact.payload,
-            )
-        )
-    InjectedArtifact.objects.bulk_create(rows, batch_size=500, ignore_conflicts=True)
-    return len(rows)
-
-
-def _store_imported_feedback(conversation: Conversation, parsed: c.Conversation, nodes: dict[str, _Node]) -> bool:
-    """Feedback that came with the data (Masterbrain scores, ChatGPT thumbs): the producer's latest word wins."""
-    if not parsed.feedback:
-        return False
-    stored = {
-        (f.message_id, f.origin): f for f in Feedback.objects.filter(conversation=conversation, author__isnull=True)
-    }
-    changed = False
-    now = timezone.now()
-    for item in parsed.feedback:
-        message_id = nodes[item.message_key].id if item.message_key and item.message_key in nodes else None
-        if item.message_key and message_id is None:
-            continue
-        current = stored.get((message_id, item.origin))
-        if current is None:
-            stored[(message_id, item.origin)] = Feedback.objects.create(
-                conversation=conversation,
-                message_id=message_id,
-                origin=item.origin,
-                score=item.score,
-                comment=item.comment or "",
-                raw=item.raw,
-                created_at=now,
-                updated_at=now,
-            )
-            changed = True
-        elif (current.score, current.comment, current.raw) != (item.score, item.comment or "", item.raw):
-            current.score, current.comment, current.raw, current.updated_at = (
-                item.score,
-                item.comment or "",
-                item.raw,
-                now,
-            )
-            current.save(update_fields=["score", "comment", "raw", "updated_at"])
-            changed = True
-    return changed
-
-
-def _is_leaf(nodes: dict[str, _Node], key: str) -> bool:
-    node_id = nodes[key].id
-    return not any(node.parent_id == node_id for node in nodes.values())
+@dataclass
+class _Node:
+    id: int
+    parent_id: int | None
+    depth: int
+    role: str
+    on_active_path: bool
 
 
 def _set_active_path(conversation: Conversation, nodes: dict[str, _Node], leaf_key: str) -> None:
@@ -1096,29 +1078,6 @@ def _newest_leaf_under(nodes: dict[str, _Node], node_id: int) -> str:
     while children.get(current):
         current = max(children[current])  # ids grow with arrival: the newest child
     return key_of[current]
-
-
-def _refresh_summary(
-    conversation: Conversation,
-    nodes: dict[str, _Node],
-    parsed: c.Conversation,
-    added: int,
-    calls_added: int,
-    artifacts_added: int,
-    feedback_changed: bool,
-) -> None:
-    conversation.message_count = len(nodes)
-    conversation.tool_call_count += calls_added
-    conversation.artifact_count += artifacts_added
-    parents = {node.parent_id for node in nodes.values()}
-    leaves = sum(1 for node in nodes.values() if node.id not in parents)
-    conversation.branch_count = max(leaves - 1, 0)
-    if not conversation.first_user_text:
-        first_user = next((m for m in parsed.messages if m.role == "user" and m.text.strip()), None)
-        if first_user:
-            conversation.first_user_text = " ".join(first_user.text.split())[:300]
-    if feedback_changed:
-        feedback_summary_refresh(conversation, save=False)
 
 
 def feedback_summary_refresh(conversation: Conversation, *, save: bool = True) -> None:

@@ -21,17 +21,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-FORMATS = ("openai", "chat_document", "record_qa", "chat_history", "chat_graph", "chatgpt_export")
+FORMATS = ("openai", "chat_document", "record_qa", "chat_history", "chat_graph", "chatgpt_export", "openwebui")
 
 PART_TYPES = ("text", "image", "audio", "file", "refusal", "unknown")
 
 # Feedback origins for feedback that arrives with the data (reviewer feedback is made in the application).
 FEEDBACK_ORIGIN_MASTERBRAIN = "masterbrain"
 FEEDBACK_ORIGIN_CHATGPT = "chatgpt"
+FEEDBACK_ORIGIN_OPENWEBUI = "openwebui"
 
 ARTIFACT_KINDS = ("protocol", "record", "discussion", "file", "other")
 
@@ -72,6 +74,12 @@ class Message:
     key: str  # identity inside the conversation: the input's node/message id, or a chain hash (see chain_key)
     role: str  # as given
     parent_key: str | None = None
+    # The input's own id for this message (a chat_graph node id, a ChatGPT mapping id, an Open WebUI message id);
+    # "" when the format has none. Matched against the ids a stored message is known by (its aliases).
+    input_id: str = ""
+    # The path of contents from the root to this message (see content_key); set by the linear parsers, and by
+    # the planner for the others.
+    content_key: uuid.UUID | None = None
     name: str = ""
     parts: list[dict[str, Any]] = field(default_factory=list)
     content_is_null: bool = False  # `content: null` (as opposed to "" or a list)
@@ -128,9 +136,15 @@ class Conversation:
     injection_context: Any = None  # the Record QA `context` object
     context_pairs: list[list[str]] = field(default_factory=list)  # chat_history top-level `context`
     metadata: dict[str, Any] = field(default_factory=dict)  # every other top-level key, verbatim
+    # Timestamps exactly as the input wrote them ({"start_time": "2025-03-01T10:00:00+08:00"}), so that an export
+    # gives back the original offset (the database keeps instants in UTC).
+    original_times: dict[str, Any] = field(default_factory=dict)
     active_leaf_key: str | None = None  # None: the last message of `messages`
     artifacts: list[Artifact] = field(default_factory=list)
     feedback: list[Feedback] = field(default_factory=list)
+    # The origins whose feedback the document states in full for its messages (a Masterbrain human_feedback
+    # list): stored feedback of such an origin that the document no longer states is withdrawn.
+    feedback_origins: list[str] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
 
 
@@ -139,16 +153,31 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def chain_key(parent_key: str | None, raw_message: Any) -> str:
-    """Identity of a message in a linear history: a hash of its parent's key and the message as received.
+def own_digest(message: Message) -> bytes:
+    """What a message says, apart from where it stands: its role, name, parts, reasoning and tool calls.
 
-    The same prefix of a history always gives the same keys, so a resent history is recognised, a longer one
-    appends, and one that differs after some message branches from the last common message.
+    Call ids are left out (producers make them up per run), and so is everything a format keeps beside the
+    content (timestamps, unknown keys), so that one message logged in two formats has one digest.
     """
-    digest = hashlib.sha256()
+    calls = [[call.type, call.name, call.arguments] for call in message.tool_calls]
+    text = canonical_json([message.role, message.name, message.parts, message.reasoning, calls])
     # surrogatepass: a lone surrogate ("\ud800" in the JSON) has no UTF-8 form; the service refuses such
     # documents, but the parser must still give them a key rather than fail.
-    digest.update((parent_key or "").encode(errors="surrogatepass"))
-    digest.update(b"\x00")
-    digest.update(canonical_json(raw_message).encode(errors="surrogatepass"))
-    return "h:" + digest.hexdigest()[:40]
+    return hashlib.sha256(text.encode(errors="surrogatepass")).digest()
+
+
+def content_key(parent: uuid.UUID | None, message: Message) -> uuid.UUID:
+    """Identity of a message by content: a digest of its parent's content key and its own content.
+
+    A key stands for the whole path from the root, so the same history always gives the same keys: a resent
+    history is recognised, a longer one appends, one that differs after some message branches from the last
+    common message, and a document without an id finds the conversation it continues.
+    """
+    digest = hashlib.sha256(parent.bytes if parent is not None else b"\x00")
+    digest.update(own_digest(message))
+    return uuid.UUID(bytes=digest.digest()[:16])
+
+
+def chain_key(content: uuid.UUID) -> str:
+    """The key of a message of a linear history, which has no id of its own: its content key."""
+    return "h:" + content.hex

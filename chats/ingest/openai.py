@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chats.ingest.canonical import Conversation, Issue, Message, ToolCall, chain_key
+from chats.ingest.canonical import Conversation, Issue, Message, ToolCall, chain_key, content_key
 from chats.ingest.common import (
     Issues,
     content_parts,
@@ -39,14 +39,12 @@ def parse(document: Any) -> Conversation:
     return Conversation(format=NAME, messages=messages, artifacts=artifacts, warnings=warnings + artifact_warnings)
 
 
-def parse_messages(
-    messages: Any, *, path: str, section: str = "main", first_parent: str | None = None
-) -> tuple[list[Message], list[Issue]]:
+def parse_messages(messages: Any, *, path: str, section: str = "main") -> tuple[list[Message], list[Issue]]:
     """Parse one message list into a chain (each message the parent of the next): (messages, warnings).
 
     Raises ParseError with every error found.
     """
-    chain = MessageChain(Issues(), first_parent=first_parent)
+    chain = MessageChain(Issues())
     chain.add(messages, path=path, section=section)
     return chain.finish(), chain.issues.warnings
 
@@ -57,10 +55,10 @@ class MessageChain:
     Tool results are linked to their calls across all the lists, by id, when the chain is finished.
     """
 
-    def __init__(self, issues: Issues, *, first_parent: str | None = None) -> None:
+    def __init__(self, issues: Issues) -> None:
         self.issues = issues
         self.messages: list[Message] = []
-        self._parent = first_parent
+        self._parent: Message | None = None
         self._call_count = 0  # numbers synthetic call ids across the whole conversation
         self._call_paths: dict[str, str] = {}  # call id -> JSON path of its first occurrence
 
@@ -86,12 +84,12 @@ class MessageChain:
         if not isinstance(role, str) or not role:
             issues.error(f"{path}/role", "a message needs a role (a non-empty string)")
             return
-        key = chain_key(self._parent, raw)
         content = raw.get("content")
+        parent = self._parent
         message = Message(
-            key=key,
+            key="",  # set below, from the content
             role=role,
-            parent_key=self._parent,
+            parent_key=parent.key if parent is not None else None,
             parts=content_parts(content, f"{path}/content", issues),
             content_is_null=content is None,
             content_is_string=isinstance(content, str),
@@ -99,7 +97,6 @@ class MessageChain:
             raw=raw,
             source_path=path,
         )
-        self._parent = key
         extra = {name: value for name, value in raw.items() if name not in _MESSAGE_KEYS}
 
         tool_call_id = raw.get("tool_call_id")
@@ -123,9 +120,22 @@ class MessageChain:
 
         if raw.get("tool_calls") is not None:
             self._add_tool_calls(message, raw["tool_calls"], f"{path}/tool_calls")
-        if raw.get("function_call") is not None:
-            self._add_function_call(message, raw["function_call"], f"{path}/function_call")
+        legacy = (
+            self._function_call(message, raw["function_call"], f"{path}/function_call")
+            if (raw.get("function_call") is not None)
+            else None
+        )
+        if legacy is not None:
+            message.tool_calls.append(legacy)
+        message.content_key = content_key(parent.content_key if parent is not None else None, message)
+        message.key = chain_key(message.content_key)
+        if legacy is not None:
+            # Its id names the message, which has its key only now.
+            message.tool_calls.pop()
+            legacy.call_id = f"function_call:{message.key}"
+            self._register_call(message, legacy, f"{path}/function_call")
         message.extra = extra
+        self._parent = message
         self.messages.append(message)
 
     def _string_field(self, key: str, value: Any, path: str, extra: dict[str, Any]) -> str:
@@ -183,15 +193,22 @@ class MessageChain:
             self._register_call(message, tool_call, call_path)
 
     def _add_function_call(self, message: Message, call: Any, path: str) -> None:
+        tool_call = self._function_call(message, call, path)
+        if tool_call is not None:
+            tool_call.call_id = f"function_call:{message.key}"
+            self._register_call(message, tool_call, path)
+
+    def _function_call(self, message: Message, call: Any, path: str) -> ToolCall | None:
+        """A legacy function_call as a tool call, without its id (it names the message it belongs to)."""
         if not isinstance(call, dict):
             self.issues.error(path, "function_call must be an object")
-            return
+            return None
         name = call.get("name")
         if not isinstance(name, str) or not name:
             self.issues.error(path, "a function_call needs a name")
-            return
+            return None
         tool_call = ToolCall(
-            call_id=f"function_call:{message.key}",
+            call_id="",
             type="function_call",
             name=name,
             arguments=self._arguments_text(call.get("arguments"), path),
@@ -199,7 +216,7 @@ class MessageChain:
             extra={key: value for key, value in call.items() if key not in _CALL_KEYS},
         )
         self._decode_arguments(tool_call, path)
-        self._register_call(message, tool_call, path)
+        return tool_call
 
     def _arguments_text(self, arguments: Any, path: str) -> str:
         if arguments is None:

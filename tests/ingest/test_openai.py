@@ -1,7 +1,7 @@
 import pytest
 
 from chats.ingest import openai, parse_document
-from chats.ingest.canonical import ParseError, chain_key
+from chats.ingest.canonical import ParseError, chain_key, content_key
 
 from . import load_fixture
 
@@ -28,10 +28,11 @@ def test_tool_call_pattern_parses_to_a_linear_chain():
     ]  # fmt: skip
     parent = None
     for message, raw in zip(conversation.messages, document, strict=True):
-        assert message.parent_key == parent
-        assert message.key == chain_key(parent, raw)
+        assert message.parent_key == (parent.key if parent else None)
+        assert message.content_key == content_key(parent.content_key if parent else None, message)
+        assert message.key == chain_key(message.content_key)
         assert message.raw is raw
-        parent = message.key
+        parent = message
     assert conversation.warnings == []
     assert conversation.active_leaf_key is None
 
@@ -350,14 +351,14 @@ def test_a_non_string_name_is_kept_in_extra_with_a_warning():
 # --- parse_messages as a building block ------------------------------------------------------------------------
 
 
-def test_parse_messages_uses_the_given_path_section_and_first_parent():
+def test_parse_messages_uses_the_given_path_and_section():
     messages, warnings = openai.parse_messages(
-        [{"role": "user", "content": "Hi"}], path="/scenario_messages", section="scenario", first_parent="h:root"
+        [{"role": "user", "content": "Hi"}], path="/scenario_messages", section="scenario"
     )
     [message] = messages
     assert message.section == "scenario"
-    assert message.parent_key == "h:root"
-    assert message.key == chain_key("h:root", {"role": "user", "content": "Hi"})
+    assert message.parent_key is None
+    assert message.key == chain_key(content_key(None, message))
     assert message.source_path == "/scenario_messages/0"
     assert warnings == []
 

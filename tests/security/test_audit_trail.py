@@ -363,7 +363,9 @@ def api_ingest_creates_a_conversation(w: World) -> list[dict[str, Any]]:
     ]
 
 
-@write_path("POST api:ingest", "service conversation_ingest", "service conversation_store")
+@write_path(
+    "POST api:ingest", "service conversation_ingest", "service conversation_store", "service plan_apply_changes"
+)
 def api_ingest_appends_to_a_conversation(w: World) -> list[dict[str, Any]]:
     before = ingest_state(w.chat)
     response = w.ingest(_chat(*FIRST_TURN, ("user", "And now?"), ("assistant", "Raise the annealing temperature.")))
@@ -403,7 +405,7 @@ def api_ingest_of_refused_documents_writes_no_event(w: World) -> list[dict[str, 
     return []
 
 
-@write_path("POST api:ingest-bulk", "service conversation_store")
+@write_path("POST api:ingest-bulk", "service conversation_store", "service plan_apply_changes")
 def api_bulk_ingest_writes_one_event_per_conversation(w: World) -> list[dict[str, Any]]:
     before = ingest_state(w.chat)
     documents = [
@@ -1005,6 +1007,15 @@ def test_the_bulk_fast_path_writes_the_events_the_ordinary_path_writes(world: Wo
 
 
 NOT_WRITES = {
+    # Ingestion's steps that write nothing themselves: checking and parsing, finding the conversation, reading
+    # what is stored, and building the rows and the event that conversation_store and the bulk writer save.
+    "service document_prepare": "parses",
+    "service target_external_ids": "read",
+    "service stored_snapshots": "read",
+    "service receipt_values": "builds a receipt's values",
+    "service ingest_event": "builds an unsaved event",
+    "service plan_rows": "builds rows",
+    "service new_conversation": "builds an unsaved conversation",
     # Signing in and out changes a session (and last_login), no audited state.
     "POST login": "signing in",
     "PUT login": "signing in (Django's form views take PUT as POST)",

@@ -219,7 +219,7 @@ def test_a_failure_in_the_middle_of_a_conversation_leaves_nothing_stored(source,
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(services, "_store_artifacts", fail)
+    monkeypatch.setattr(services, "plan_apply_changes", fail)  # after the rows are inserted
     with pytest.raises(RuntimeError):
         ingest(source, chat_document(HISTORY))
 

@@ -1,0 +1,695 @@
+"""What a parsed document means against what is stored: the one place where ingestion decides.
+
+``plan_document(parsed, stored)`` is a pure function. It takes a parsed document and a snapshot of the stored
+conversation it belongs to (``None`` when there is none yet) and returns a ``Plan``: the rows to insert, the rows to
+change, the conversation's new summary, the warnings and the outcome. Column limits are applied here, once. The
+writers (``chats.services`` row by row through the ORM, ``chats.bulk_ingest`` by COPY for a batch) only carry
+plans out, so a document means the same thing however it arrives.
+
+``conversation_target`` decides, just as purely, which conversation a document belongs to (design notes §3): an
+explicit id, else the content of its messages (``content_key``).
+
+Messages are referred to by *refs*: a stored message by its primary key (>= 0), a message of the plan by
+``new_ref(index)`` (< 0). Tool calls likewise (stored primary key, or ``new_ref`` of the plan's call index).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from chats.ingest import canonical as c
+
+# Formats whose messages form one chain with no ids of their own (design notes §3, rule 4).
+LINEAR_FORMATS = frozenset({"openai", "chat_document", "record_qa", "chat_history"})
+
+# Column widths of fields that are text, not ids: longer values are cut here, once (the message's `raw` and the
+# receipt keep them whole). Ids are never cut.
+TITLE_LIMIT = 500
+USER_LIMIT = 255
+MODEL_NAME_LIMIT = 200
+ROLE_LIMIT = 64
+NAME_LIMIT = 255
+CALL_TYPE_LIMIT = 32
+FIRST_USER_TEXT_LIMIT = 300
+
+# Conversation fields a later document may change (input_format stays: exports in it give the original back).
+COMPARED_FIELDS = (
+    "title",
+    "user_external_id",
+    "model_name",
+    "model_config",
+    "started_at",
+    "ended_at",
+    "scenario",
+    "injection_context",
+    "context_pairs",
+    "metadata",
+    "original_times",
+)
+# The summary columns a plan sets.
+SUMMARY_FIELDS = (
+    "message_count",
+    "tool_call_count",
+    "artifact_count",
+    "branch_count",
+    "feedback_count",
+    "score_up",
+    "score_down",
+    "first_user_text",
+)
+
+CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
+
+
+def new_ref(index: int) -> int:
+    """The ref of the plan's message (or call) number `index`."""
+    return -1 - index
+
+
+def new_index(ref: int) -> int:
+    return -1 - ref
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What is stored
+
+
+@dataclass(slots=True)
+class StoredMessage:
+    pk: int
+    key: str
+    parent: int | None
+    depth: int
+    position: int
+    role: str
+    content_key: uuid.UUID | None
+    aliases: list[str]
+    on_active_path: bool
+
+
+@dataclass(slots=True)
+class StoredCall:
+    pk: int
+    call_id: str
+    message: int
+    result: int | None
+
+
+@dataclass(slots=True)
+class StoredArtifact:
+    pk: int
+    call_id: str
+    artifact_id: str
+    resolved: bool
+
+
+@dataclass(slots=True)
+class StoredFeedback:
+    pk: int
+    message: int | None
+    origin: str
+    score: int | None
+    comment: str
+    raw: Any
+
+
+@dataclass
+class Stored:
+    """A stored conversation, as much of it as the planner needs."""
+
+    pk: int
+    external_id: str
+    input_format: str
+    active_leaf_key: str
+    fields: dict[str, Any]  # COMPARED_FIELDS
+    summary: dict[str, Any]  # SUMMARY_FIELDS
+    messages: list[StoredMessage] = field(default_factory=list)
+    calls: list[StoredCall] = field(default_factory=list)
+    artifacts: list[StoredArtifact] = field(default_factory=list)
+    feedback: list[StoredFeedback] = field(default_factory=list)  # imported feedback only
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The plan
+
+
+@dataclass(slots=True)
+class MessageRow:
+    message: c.Message
+    key: str
+    parent: int | None  # ref
+    position: int
+    depth: int
+    sibling_index: int
+    content_key: uuid.UUID
+    aliases: list[str]
+    on_active_path: bool = False
+    is_orphan_result: bool = False
+    role: str = ""
+    name: str = ""
+    recipient: str = ""
+
+
+@dataclass(slots=True)
+class CallRow:
+    message: int  # ref
+    call_id: str  # as stored: a repeated id gets the message's key appended
+    call: c.ToolCall
+    result: int | None  # ref of the message that answers it
+    type: str = ""
+    name: str = ""
+
+
+@dataclass(slots=True)
+class ArtifactRow:
+    message: int  # ref
+    call: int  # call ref
+    artifact: c.Artifact
+    tool_name: str = ""
+
+
+@dataclass(slots=True)
+class FeedbackRow:
+    message: int | None  # ref; None: the whole conversation
+    feedback: c.Feedback
+
+
+@dataclass
+class Plan:
+    outcome: str
+    external_id: str
+    external_id_generated: bool
+    fields: dict[str, Any]  # conversation columns to write: all of them when created, else the changed ones
+    before: dict[str, Any] | None  # the audited state before (None when created)
+    summary: dict[str, Any]
+    active_leaf_key: str | None  # None: unchanged
+    messages: list[MessageRow] = field(default_factory=list)
+    calls: list[CallRow] = field(default_factory=list)
+    artifacts: list[ArtifactRow] = field(default_factory=list)
+    feedback: list[FeedbackRow] = field(default_factory=list)
+    feedback_updates: list[tuple[int, c.Feedback]] = field(default_factory=list)  # (stored pk, new values)
+    feedback_withdrawn: list[StoredFeedback] = field(default_factory=list)
+    aliases: dict[int, list[str]] = field(default_factory=dict)  # stored message pk -> all its aliases now
+    call_results: dict[int, int] = field(default_factory=dict)  # stored call pk -> ref of its (late) answer
+    resolved_artifacts: dict[int, Any] = field(default_factory=dict)  # stored artifact pk -> resolved payload
+    path_on: list[int] = field(default_factory=list)  # stored messages that join the active path
+    path_off: list[int] = field(default_factory=list)  # stored messages that leave it
+    search_text: str = ""  # for a created conversation: the text its search vector indexes
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def created(self) -> bool:
+        return self.outcome == CREATED
+
+    @property
+    def messages_added(self) -> int:
+        return len(self.messages)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Which conversation
+
+
+def assign_content_keys(parsed: c.Conversation) -> None:
+    """Give every message its content key (the linear parsers set them already; trees get them here)."""
+    by_key: dict[str, c.Message] = {}
+    for message in parsed.messages:
+        if message.content_key is None:
+            parent = by_key.get(message.parent_key) if message.parent_key is not None else None
+            message.content_key = c.content_key(parent.content_key if parent is not None else None, message)
+        by_key[message.key] = message
+
+
+def leaf_message(parsed: c.Conversation) -> c.Message:
+    """The document's own active leaf: the message it names, else its last one."""
+    if parsed.active_leaf_key is not None:
+        for message in parsed.messages:
+            if message.key == parsed.active_leaf_key:
+                return message
+    return parsed.messages[-1]
+
+
+def generated_external_id(parsed: c.Conversation) -> str:
+    """The id the server gives a conversation whose document has none: from the content of its leaf, so that the
+    same document sent twice at once makes one conversation (the second finds the first's id taken)."""
+    key = leaf_message(parsed).content_key
+    assert key is not None, "assign_content_keys first"
+    return "gen-" + key.hex
+
+
+@dataclass(frozen=True, slots=True)
+class IdlessMatch:
+    """A stored message of an id-less conversation of the same source with one of the document's content keys."""
+
+    conversation: int
+    external_id: str
+    is_leaf: bool
+
+
+def idless_target(parsed: c.Conversation, found: dict[uuid.UUID, IdlessMatch]) -> IdlessMatch | None:
+    """The stored id-less conversation a document without an id belongs to, or None for a new one.
+
+    Its leaf already stored: that conversation (a repeat or a prefix). Else the longest path of it that ends at a
+    stored leaf: the conversation it extends. A match on an inner message only is not enough (two chats that open
+    with the same question are two chats).
+    """
+    leaf = leaf_message(parsed)
+    if leaf.content_key in found:
+        return found[leaf.content_key]
+    best: IdlessMatch | None = None
+    best_depth = -1
+    depth: dict[str, int] = {}
+    for message in parsed.messages:
+        level = depth[message.key] = depth.get(message.parent_key, -1) + 1 if message.parent_key else 0
+        match = found.get(message.content_key) if message.content_key is not None else None
+        if match is not None and match.is_leaf and level > best_depth:
+            best, best_depth = match, level
+    return best
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What the document means
+
+
+def conversation_fields(parsed: c.Conversation) -> dict[str, Any]:
+    """The conversation columns a document sets, cut to their widths."""
+    return {
+        "title": (parsed.title or "")[:TITLE_LIMIT],
+        "user_external_id": (parsed.user_id or "")[:USER_LIMIT],
+        "model_name": (parsed.model_name or "")[:MODEL_NAME_LIMIT],
+        "model_config": parsed.model,
+        "started_at": parsed.started_at,
+        "ended_at": parsed.ended_at,
+        "scenario": parsed.scenario,
+        "injection_context": parsed.injection_context,
+        "context_pairs": parsed.context_pairs,
+        "metadata": parsed.metadata,
+        "original_times": parsed.original_times,
+    }
+
+
+def plan_document(
+    parsed: c.Conversation,
+    stored: Stored | None,
+    *,
+    external_id: str,
+    external_id_generated: bool = False,
+    now: datetime,
+) -> Plan:
+    """What storing `parsed` into `stored` (None: a new conversation) writes. Raises c.ParseError when a
+    message's parent is in neither the document nor the conversation."""
+    return _Planner(parsed, stored, now).plan(external_id, external_id_generated)
+
+
+_EMPTY: tuple[Any, ...] = (None, "", [], {})
+
+
+class _Planner:
+    def __init__(self, parsed: c.Conversation, stored: Stored | None, now: datetime) -> None:
+        self.parsed = parsed
+        self.stored = stored
+        self.now = now
+        self.warnings: list[dict[str, str]] = []
+        messages = stored.messages if stored is not None else []
+        self.stored_by_pk = {m.pk: m for m in messages}
+        self.by_key = {m.key: m.pk for m in messages}
+        self.by_alias: dict[str, int] = {}
+        self.by_content: dict[uuid.UUID, int] = {}
+        for m in messages:
+            for alias in m.aliases:
+                self.by_alias.setdefault(alias, m.pk)
+            if m.content_key is not None:
+                self.by_content.setdefault(m.content_key, m.pk)
+        self.children: dict[int | None, int] = {}
+        for m in messages:
+            self.children[m.parent] = self.children.get(m.parent, 0) + 1
+        self.max_position = max((m.position for m in messages), default=-1)
+        self.rows: list[MessageRow] = []
+        self.ref_of: dict[str, int] = {}  # the document's message key -> ref
+
+    # --- helpers over refs ---------------------------------------------------------------------------------
+
+    def _content_key(self, ref: int | None) -> uuid.UUID | None:
+        if ref is None:
+            return None
+        if ref < 0:
+            return self.rows[new_index(ref)].content_key
+        return self.stored_by_pk[ref].content_key
+
+    def _depth(self, ref: int | None) -> int:
+        if ref is None:
+            return -1
+        return self.rows[new_index(ref)].depth if ref < 0 else self.stored_by_pk[ref].depth
+
+    def _parent(self, ref: int) -> int | None:
+        return self.rows[new_index(ref)].parent if ref < 0 else self.stored_by_pk[ref].parent
+
+    def _key(self, ref: int) -> str:
+        return self.rows[new_index(ref)].key if ref < 0 else self.stored_by_pk[ref].key
+
+    def _has_ids(self, ref: int) -> bool:
+        return bool(self.rows[new_index(ref)].aliases if ref < 0 else self.stored_by_pk[ref].aliases)
+
+    # --- the plan --------------------------------------------------------------------------------------------
+
+    def plan(self, external_id: str, generated: bool) -> Plan:
+        parsed, stored = self.parsed, self.stored
+        if stored is not None and stored.input_format != parsed.format:
+            self.warnings.append(
+                {
+                    "path": "",
+                    "message": f"conversation was stored as {stored.input_format}; this document is {parsed.format}",
+                }
+            )
+        aliases = self._match_messages()
+        calls, call_results, call_ref_by_id = self._plan_calls()
+        artifacts, resolved = self._plan_artifacts(call_ref_by_id, calls)
+        feedback, updates, withdrawn, feedback_delta = self._plan_feedback()
+        leaf_key, path_on, path_off = self._plan_active_path()
+
+        fields = conversation_fields(parsed)
+        before: dict[str, Any] | None = None
+        if stored is None:
+            changed_fields = fields
+        else:
+            before = {name: stored.summary[name] for name in _AUDITED_SUMMARY} | {
+                "active_leaf_key": stored.active_leaf_key
+            }
+            changed_fields = {
+                name: value
+                for name, value in fields.items()
+                if value not in _EMPTY and stored.fields.get(name) != value
+            }
+            for name in changed_fields:
+                before[name] = stored.fields.get(name)
+
+        summary = self._summary(calls, artifacts, feedback_delta)
+        changed = bool(
+            self.rows
+            or changed_fields
+            or leaf_key is not None
+            or feedback
+            or updates
+            or withdrawn
+            or aliases
+            or call_results
+            or resolved
+        )
+        outcome = CREATED if stored is None else UPDATED if changed else UNCHANGED
+        search_text = ""
+        if stored is None and self.rows:
+            search_text = fields["title"] + " " + " ".join(row.message.text for row in self.rows)
+        return Plan(
+            outcome=outcome,
+            external_id=external_id,
+            external_id_generated=generated,
+            fields=changed_fields,
+            before=before,
+            summary=summary,
+            active_leaf_key=leaf_key,
+            messages=self.rows,
+            calls=calls,
+            artifacts=artifacts,
+            feedback=feedback,
+            feedback_updates=updates,
+            feedback_withdrawn=withdrawn,
+            aliases=aliases,
+            call_results=call_results,
+            resolved_artifacts=resolved,
+            path_on=path_on,
+            path_off=path_off,
+            search_text=search_text,
+            warnings=self.warnings,
+        )
+
+    def _match_messages(self) -> dict[int, list[str]]:
+        """Match each message of the document to a stored one, or plan it as new; return new aliases."""
+        parsed, stored = self.parsed, self.stored
+        linear = parsed.format in LINEAR_FORMATS
+        new_aliases: dict[int, list[str]] = {}
+        parsed_content: dict[str, uuid.UUID | None] = {}
+        new_by_content: dict[uuid.UUID, int] = {}
+        for message in parsed.messages:
+            parent_ref: int | None = None
+            if message.parent_key is not None:
+                parent_ref = self.ref_of.get(message.parent_key)
+                if parent_ref is None:
+                    raise c.ParseError(
+                        [c.Issue(message.source_path, f"parent {message.parent_key!r} is not in the conversation")]
+                    )
+            elif linear and stored is not None and stored.messages and not self.ref_of:
+                parent_ref = self._continuation_parent(message)
+            # The parser's content key holds where the parent stored is the parent it was computed under.
+            parent_content = self._content_key(parent_ref)
+            expected_parent = parsed_content.get(message.parent_key) if message.parent_key is not None else None
+            parsed_content[message.key] = message.content_key
+            if message.content_key is not None and parent_content == expected_parent:
+                content = message.content_key
+            else:
+                content = c.content_key(parent_content, message)
+
+            match = self.by_key.get(message.key)
+            if match is None and message.input_id:
+                match = self.by_alias.get(message.input_id)
+            if match is None:
+                candidate = self.by_content.get(content)
+                if candidate is None:
+                    candidate = new_by_content.get(content)
+                # By content only where the two sides do not both carry ids of their own (then the ids decide).
+                if candidate is not None and not (message.input_id and self._has_ids(candidate)):
+                    match = candidate
+            if match is not None:
+                self.ref_of[message.key] = match
+                if message.input_id and match >= 0:
+                    known = new_aliases.get(match, self.stored_by_pk[match].aliases)
+                    if message.input_id not in known:
+                        new_aliases[match] = [*known, message.input_id]
+                continue
+
+            depth = self._depth(parent_ref) + 1
+            sibling_index = self.children.get(parent_ref, 0)
+            self.children[parent_ref] = sibling_index + 1
+            ref = new_ref(len(self.rows))
+            self.rows.append(
+                MessageRow(
+                    message=message,
+                    key=message.key,
+                    parent=parent_ref,
+                    position=self.max_position + 1 + len(self.rows),
+                    depth=depth,
+                    sibling_index=sibling_index,
+                    content_key=content,
+                    aliases=[message.input_id] if message.input_id else [],
+                    role=message.role[:ROLE_LIMIT],
+                    name=(message.name or "")[:NAME_LIMIT],
+                    recipient=(message.recipient or "")[:NAME_LIMIT],
+                )
+            )
+            self.ref_of[message.key] = ref
+            new_by_content.setdefault(content, ref)
+        return new_aliases
+
+    def _continuation_parent(self, root: c.Message) -> int | None:
+        """Rule 4: a linear document whose first message is not stored continues after the active leaf."""
+        assert self.stored is not None
+        if root.key in self.by_key or self.by_content.get(root.content_key or uuid.UUID(int=0)) is not None:
+            return None  # it shares its first message: matched as usual
+        leaf = self.by_key.get(self.stored.active_leaf_key)
+        if leaf is None:
+            leaf = max(self.stored.messages, key=lambda m: m.position).pk
+        self.warnings.append(
+            {
+                "path": root.source_path,
+                "message": "the document shares no message with the stored conversation; "
+                "it continues the conversation after its active message",
+            }
+        )
+        return leaf
+
+    def _plan_calls(self) -> tuple[list[CallRow], dict[int, int], dict[str, int]]:
+        stored_calls = self.stored.calls if self.stored is not None else []
+        answered_by: dict[str, int] = {}
+        for message in self.parsed.messages:
+            if message.tool_call_id and message.tool_call_id not in answered_by:
+                answered_by[message.tool_call_id] = self.ref_of[message.key]
+        seen = {call.call_id for call in stored_calls}
+        call_ref_by_id = {call.call_id: call.pk for call in stored_calls}
+        rows: list[CallRow] = []
+        for index, row in enumerate(self.rows):
+            for call in row.message.tool_calls:
+                call_id = call.call_id
+                if call_id in seen:
+                    # The same id again in another message (a regenerated branch): keep both, told apart.
+                    call_id = f"{call.call_id}@{row.key}"
+                    suffix = 1
+                    while call_id in seen:
+                        suffix += 1
+                        call_id = f"{call.call_id}@{row.key}#{suffix}"
+                    self.warnings.append(
+                        {
+                            "path": row.message.source_path,
+                            "message": f"tool call id {call.call_id!r} repeats an earlier call; stored as {call_id!r}",
+                        }
+                    )
+                seen.add(call_id)
+                call_ref_by_id.setdefault(call_id, new_ref(len(rows)))
+                rows.append(
+                    CallRow(
+                        message=new_ref(index),
+                        call_id=call_id,
+                        call=call,
+                        result=answered_by.get(call.call_id),
+                        type=call.type[:CALL_TYPE_LIMIT],
+                        name=call.name[:NAME_LIMIT],
+                    )
+                )
+        # A call stored unanswered earlier, answered by a message that arrived now.
+        late = {
+            call.pk: answered_by[call.call_id]
+            for call in stored_calls
+            if call.result is None and call.call_id in answered_by
+        }
+        # Tool results that answer no call at all are flagged, not rejected.
+        known = seen | {call.call_id for m in self.parsed.messages for call in m.tool_calls}
+        for row in self.rows:
+            if row.message.tool_call_id and row.message.tool_call_id not in known:
+                row.is_orphan_result = True
+        return rows, late, call_ref_by_id
+
+    def _plan_artifacts(
+        self, call_ref_by_id: dict[str, int], calls: list[CallRow]
+    ) -> tuple[list[ArtifactRow], dict[int, Any]]:
+        stored = self.stored
+        existing = {(a.call_id, a.artifact_id): a for a in stored.artifacts} if stored is not None else {}
+        call_message = {call.pk: call.message for call in stored.calls} if stored is not None else {}
+        rows: list[ArtifactRow] = []
+        resolved: dict[int, Any] = {}
+        planned: set[tuple[int, str]] = set()
+        for artifact in self.parsed.artifacts:
+            call_ref = call_ref_by_id.get(artifact.tool_call_id)
+            if call_ref is None or not (artifact.requested or artifact.resolved):
+                continue
+            found = existing.get((artifact.tool_call_id, artifact.artifact_id))
+            if found is not None:
+                if artifact.resolved and not found.resolved:
+                    # The result arrived after the call was stored: record what it resolved to.
+                    resolved[found.pk] = artifact.payload
+                continue
+            if (call_ref, artifact.artifact_id) in planned:
+                continue
+            planned.add((call_ref, artifact.artifact_id))
+            message = calls[new_index(call_ref)].message if call_ref < 0 else call_message[call_ref]
+            rows.append(
+                ArtifactRow(
+                    message=message, call=call_ref, artifact=artifact, tool_name=artifact.tool_name[:NAME_LIMIT]
+                )
+            )
+        return rows, resolved
+
+    def _plan_feedback(
+        self,
+    ) -> tuple[list[FeedbackRow], list[tuple[int, c.Feedback]], list[StoredFeedback], tuple[int, int, int]]:
+        """Feedback that came with the data: the producer's latest word wins, and a document that states an
+        origin's feedback for its messages withdraws what it no longer states."""
+        stored = {(f.message, f.origin): f for f in self.stored.feedback} if self.stored is not None else {}
+        latest: dict[tuple[int | None, str], c.Feedback] = {}
+        for item in self.parsed.feedback:
+            target = self.ref_of.get(item.message_key) if item.message_key else None
+            if item.message_key and target is None:
+                continue
+            latest[(target, item.origin)] = item
+        rows: list[FeedbackRow] = []
+        updates: list[tuple[int, c.Feedback]] = []
+        count = up = down = 0
+        for (target, origin), item in latest.items():
+            current = stored.get((target, origin)) if target is None or target >= 0 else None
+            if current is None:
+                rows.append(FeedbackRow(target, item))
+                count += 1
+                up += item.score == 1
+                down += item.score == -1
+            elif (current.score, current.comment, current.raw) != (item.score, item.comment or "", item.raw):
+                updates.append((current.pk, item))
+                up += (item.score == 1) - (current.score == 1)
+                down += (item.score == -1) - (current.score == -1)
+        withdrawn: list[StoredFeedback] = []
+        if self.parsed.feedback_origins:
+            covered = set(self.ref_of.values())
+            for (target, origin), current in stored.items():
+                if (
+                    origin in self.parsed.feedback_origins
+                    and target is not None
+                    and target in covered
+                    and (target, origin) not in latest
+                ):
+                    withdrawn.append(current)
+                    count -= 1
+                    up -= current.score == 1
+                    down -= current.score == -1
+        return rows, updates, withdrawn, (count, up, down)
+
+    def _plan_active_path(self) -> tuple[str | None, list[int], list[int]]:
+        """The active path: the input's own choice when it makes one (current_node), else the newest leaf it sent.
+
+        A document that adds nothing moves it only to a stored leaf: an older snapshot sent again (a retry that
+        arrives late) names what is now an inner message, and must not take the thread back to it.
+        """
+        parsed = self.parsed
+        leaf_key = parsed.active_leaf_key or parsed.messages[-1].key
+        leaf = self.ref_of.get(leaf_key)
+        if leaf is None:
+            return None, [], []
+        current = self.by_key.get(self.stored.active_leaf_key) if self.stored is not None else None
+        if leaf == current:
+            return None, [], []
+        if not self.rows and not (parsed.active_leaf_key and self.children.get(leaf, 0) == 0):
+            return None, [], []
+        path: set[int] = set()
+        node: int | None = leaf
+        while node is not None:
+            path.add(node)
+            node = self._parent(node)
+        for index, row in enumerate(self.rows):
+            row.on_active_path = new_ref(index) in path
+        stored_messages = self.stored.messages if self.stored is not None else []
+        path_on = [m.pk for m in stored_messages if m.pk in path and not m.on_active_path]
+        path_off = [m.pk for m in stored_messages if m.on_active_path and m.pk not in path]
+        return self._key(leaf), path_on, path_off
+
+    def _summary(
+        self, calls: list[CallRow], artifacts: list[ArtifactRow], feedback_delta: tuple[int, int, int]
+    ) -> dict[str, Any]:
+        stored = self.stored
+        base: dict[str, Any] = (
+            stored.summary if stored is not None else dict.fromkeys(SUMMARY_FIELDS, 0) | {"first_user_text": ""}
+        )
+        stored_messages = stored.messages if stored is not None else []
+        leaves = sum(1 for m in stored_messages if self.children.get(m.pk, 0) == 0)
+        leaves += sum(1 for index in range(len(self.rows)) if self.children.get(new_ref(index), 0) == 0)
+        first_user_text = base["first_user_text"]
+        if not first_user_text:
+            first_user = next((m for m in self.parsed.messages if m.role == "user" and m.text.strip()), None)
+            if first_user is not None:
+                first_user_text = " ".join(first_user.text.split())[:FIRST_USER_TEXT_LIMIT]
+        count, up, down = feedback_delta
+        return {
+            "message_count": len(stored_messages) + len(self.rows),
+            "tool_call_count": base["tool_call_count"] + len(calls),
+            "artifact_count": base["artifact_count"] + len(artifacts),
+            "branch_count": max(leaves - 1, 0),
+            "feedback_count": base["feedback_count"] + count,
+            "score_up": base["score_up"] + up,
+            "score_down": base["score_down"] + down,
+            "first_user_text": first_user_text,
+        }
+
+
+# The summary values an ingestion's audit event shows before and after.
+_AUDITED_SUMMARY = ("message_count", "branch_count", "feedback_count", "score_up", "score_down")
+
+
+def audited_state(summary: dict[str, Any], active_leaf_key: str) -> dict[str, Any]:
+    return {name: summary[name] for name in _AUDITED_SUMMARY} | {"active_leaf_key": active_leaf_key}
