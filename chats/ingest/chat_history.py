@@ -12,7 +12,7 @@ from chats.ingest.canonical import Conversation
 from chats.ingest.common import (
     Issues,
     context_pairs,
-    external_id,
+    explicit_id,
     require_messages,
     shape_error,
     unmapped_keys,
@@ -36,7 +36,7 @@ def parse(document: Any) -> Conversation:
     issues = Issues()
     chain = MessageChain(issues)
     chain.add(document["chat_history"], path="/chat_history", section="main")
-    conversation_id = external_id(document.get("conversation_id"), "/conversation_id", issues)
+    conversation_id = explicit_id(document, issues)
     messages = chain.finish()
     require_messages(messages, "/chat_history")
 

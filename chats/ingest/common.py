@@ -5,13 +5,12 @@ Everything here works on decoded JSON (dicts, lists, strings, numbers) and copie
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from chats import jsonio
-from chats.ingest.canonical import Issue, ParseError
+from chats.ingest.canonical import Conversation, Issue, ParseError
 
 
 class Issues:
@@ -45,6 +44,19 @@ def pointer(base: str, *tokens: str | int) -> str:
 
 def shape_error(format_name: str, expects: str) -> ParseError:
     return ParseError([Issue("", f"format '{format_name}' expects {expects}")])
+
+
+def parse_nested(prefix: str, parse: Callable[[], Conversation]) -> Conversation:
+    """Run ``parse`` on a document found at ``prefix`` inside the one received (``/0`` of a one-item array, the
+    ``/chat_graph`` of a wrapper), so that every error, warning and message path points into what was received."""
+    try:
+        conversation = parse()
+    except ParseError as error:
+        raise ParseError([Issue(f"{prefix}{issue.path}", issue.message) for issue in error.errors]) from None
+    conversation.warnings = [Issue(f"{prefix}{issue.path}", issue.message) for issue in conversation.warnings]
+    for message in conversation.messages:
+        message.source_path = f"{prefix}{message.source_path}"
+    return conversation
 
 
 def unmapped_keys(document: dict[str, Any], mapped: frozenset[str]) -> dict[str, Any]:
@@ -81,6 +93,22 @@ def external_id(value: Any, path: str, issues: Issues) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     issues.error(path, "the conversation id must be a non-empty string")
+    return None
+
+
+# The keys a conversation id is found under, in order of preference (design notes §3, rule 1).
+ID_KEYS = ("chat_id", "conversation_id", "id", "thread_id")
+
+
+def explicit_id(document: dict[str, Any], issues: Issues) -> str | None:
+    """The conversation id a document carries under the first of ID_KEYS it has (None when it has none).
+
+    A format maps its own id key; an id found under another key also stays in metadata, verbatim, so that an
+    export gives it back under the key it came with.
+    """
+    for key in ID_KEYS:
+        if document.get(key) is not None:
+            return external_id(document[key], f"/{key}", issues)
     return None
 
 
@@ -122,6 +150,12 @@ def parse_timestamp(value: Any, path: str, issues: Issues) -> datetime | None:
     except OverflowError:  # 0001-01-01T00:00+01:00 is before the first representable UTC moment
         issues.warn(path, f"timestamp out of range: {value!r}")
         return None
+
+
+def original_times(document: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The document's times under ``keys`` exactly as written (offset, naive form, precision and type), so that
+    an export can give them back: the stored instants are in UTC."""
+    return {key: document[key] for key in keys if document.get(key) is not None}
 
 
 def _from_epoch(seconds: float, path: str, issues: Issues) -> datetime | None:
@@ -255,34 +289,154 @@ def render_text(parts: list[dict[str, Any]]) -> str:
     return "\n".join(texts)
 
 
+# --- content objects (ChatGPT's, which chat_graph copies) ---------------------------------------------------
+
+
+def content_object_parts(content: Any, path: str, issues: Issues) -> tuple[list[dict[str, Any]], str]:
+    """(parts, reasoning) of a ``{content_type, parts | text | ...}`` content object; its ``content_type`` decides
+    where the text is (``code`` and ``execution_output`` have ``text``, browsing displays a ``result``, ...)."""
+    if content is None:
+        return [], ""
+    if not isinstance(content, dict):
+        issues.error(path, "content must be an object")
+        return [], ""
+    content_type = content.get("content_type")
+    if content_type == "thoughts":
+        return [], _thoughts(content.get("thoughts"))
+    reader = _CONTENT_READERS.get(content_type) if isinstance(content_type, str) else None
+    if reader is None and isinstance(content.get("parts"), list):
+        reader = _multimodal_parts  # an unknown content type with parts
+    parts = reader(content, path, issues) if reader is not None else []
+    if not parts and isinstance(content.get("text"), str):
+        # Any type may put its text under `text` (an unknown type, a chat_graph {"content_type": "text", "text"}).
+        parts = _joined_text(content["text"])
+    elif reader is None:
+        # An unknown content type with neither parts nor text: keep it whole.
+        return [{"type": "unknown", "raw": content}], ""
+    return parts, ""
+
+
+def _joined_text(*pieces: Any) -> list[dict[str, Any]]:
+    text = "\n".join(piece for piece in pieces if isinstance(piece, str) and piece)
+    return [{"type": "text", "text": text}] if text else []
+
+
+def _multimodal_parts(content: dict[str, Any], path: str, issues: Issues) -> list[dict[str, Any]]:
+    raw_parts = content.get("parts")
+    if not isinstance(raw_parts, list):
+        return []
+    parts: list[dict[str, Any]] = []
+    for index, part in enumerate(raw_parts):
+        if isinstance(part, str):
+            if part:  # system and hidden messages often carry a single empty part
+                parts.append({"type": "text", "text": part})
+        elif isinstance(part, dict) and "content_type" in part:
+            parts.append(_pointer_part(part))
+        else:
+            converted = normalize_part(part)
+            if converted is None:
+                issues.error(f"{path}/parts/{index}", "a content part must be an object or a string")
+            else:
+                parts.append(converted)
+    return parts
+
+
+def _pointer_part(part: dict[str, Any]) -> dict[str, Any]:
+    kind = part["content_type"]
+    asset = part.get("asset_pointer")
+    if kind == "image_asset_pointer" and isinstance(asset, str):
+        return {"type": "image", "url": asset}
+    if kind == "audio_asset_pointer" and isinstance(asset, str):
+        return {"type": "audio", "url": asset}
+    if kind == "audio_transcription" and isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    return {"type": "unknown", "raw": part}
+
+
+def _thoughts(thoughts: Any) -> str:
+    if not isinstance(thoughts, list):
+        return ""
+    blocks = []
+    for thought in thoughts:
+        if isinstance(thought, dict):
+            block = "\n".join(
+                piece for piece in (thought.get("summary"), thought.get("content")) if isinstance(piece, str) and piece
+            )
+            if block:
+                blocks.append(block)
+    return "\n\n".join(blocks)
+
+
+def _tether_quote(content: dict[str, Any]) -> list[dict[str, Any]]:
+    title, url = content.get("title"), content.get("url")
+    heading = f"{title} ({url})" if isinstance(title, str) and isinstance(url, str) else title or url
+    return _joined_text(heading, content.get("text"))
+
+
+def _system_error(content: dict[str, Any]) -> list[dict[str, Any]]:
+    name, text = content.get("name"), content.get("text")
+    return _joined_text(f"{name}: {text}" if isinstance(name, str) and isinstance(text, str) else name or text)
+
+
+_CONTENT_READERS: dict[str, Callable[[dict[str, Any], str, Issues], list[dict[str, Any]]]] = {
+    "text": _multimodal_parts,
+    "multimodal_text": _multimodal_parts,
+    "code": lambda content, path, issues: _joined_text(content.get("text")),
+    "execution_output": lambda content, path, issues: _joined_text(content.get("text")),
+    "reasoning_recap": lambda content, path, issues: _joined_text(content.get("content")),
+    "tether_browsing_display": lambda content, path, issues: _joined_text(
+        content.get("result") or content.get("summary")
+    ),
+    "tether_quote": lambda content, path, issues: _tether_quote(content),
+    "system_error": lambda content, path, issues: _system_error(content),
+    "user_editable_context": lambda content, path, issues: _joined_text(
+        content.get("user_profile"), content.get("user_instructions")
+    ),
+}
+
+
 # --- inline reasoning ---------------------------------------------------------------------------------------
 
-_THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
 
 
 def split_think(text: str) -> tuple[str, str]:
     """Split inline ``<think>...</think>`` reasoning from an answer: (answer, reasoning).
 
     Also handles a closing tag without an opening one (chat templates that put ``<think>`` in the prompt) and
-    an opening tag that is never closed (a reply cut off while thinking).
+    an opening tag that is never closed (a reply cut off while thinking). Linear in the text: each tag is found
+    once with str.find (a lazy regex rescans the rest of the text after every unclosed ``<think>``).
     """
     if "think>" not in text:
         return text, ""
     reasoning: list[str] = []
-
-    def take(match: re.Match[str]) -> str:
-        reasoning.append(match.group(1).strip())
-        return ""
-
-    answer = _THINK_BLOCK.sub(take, text)
-    head, closing, tail = answer.partition("</think>")
-    if closing:
-        reasoning.insert(0, head.strip())
-        answer = tail
-    head, opening, tail = answer.partition("<think>")
-    if opening:
-        reasoning.append(tail.strip())
-        answer = head
+    # Whole blocks first, left to right: each <think> with the first </think> after it.
+    pieces: list[str] = []
+    position = 0
+    while True:
+        start = text.find(_THINK_OPEN, position)
+        if start < 0:
+            break
+        end = text.find(_THINK_CLOSE, start + len(_THINK_OPEN))
+        if end < 0:  # no block starts here, nor at any later <think>
+            break
+        pieces.append(text[position:start])
+        reasoning.append(text[start + len(_THINK_OPEN) : end].strip())
+        position = end + len(_THINK_CLOSE)
+    pieces.append(text[position:])
+    # What is left may join into new tags ("</thi<think>x</think>nk>"): they are read like any other.
+    answer = "".join(pieces)
+    closing = answer.find(_THINK_CLOSE)
+    if closing >= 0:
+        # Reasoning before a closing tag whose opening tag was in the prompt.
+        reasoning.insert(0, answer[:closing].strip())
+        answer = answer[closing + len(_THINK_CLOSE) :]
+    opening = answer.find(_THINK_OPEN)
+    if opening >= 0:
+        # Reasoning cut off before its closing tag.
+        reasoning.append(answer[opening + len(_THINK_OPEN) :].strip())
+        answer = answer[:opening]
     return answer.strip(), "\n\n".join(block for block in reasoning if block)
 
 
