@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from chats.models import Conversation, Feedback, IngestionReceipt, Label, Outcome
+from chats.models import Conversation, Feedback, FeedbackOrigin, IngestionReceipt, Label, Outcome
 
 
 class IssueSerializer(serializers.Serializer):
@@ -169,7 +169,7 @@ class FeedbackSerializer(serializers.Serializer):
     message = serializers.CharField(
         source="message_key", allow_null=True, help_text="The message's key, or null for the whole conversation."
     )
-    origin = serializers.ChoiceField(choices=["reviewer", "masterbrain", "chatgpt"])
+    origin = serializers.ChoiceField(choices=FeedbackOrigin.values)
     author = serializers.CharField(source="author_username", allow_null=True, help_text="Null for imported feedback.")
     score = serializers.IntegerField(allow_null=True, min_value=-1, max_value=1)
     labels = serializers.SerializerMethodField(help_text="Label names.")

@@ -14,6 +14,7 @@ from chats.ingest.canonical import FORMATS, Conversation
 from .capabilities import CAPABILITIES, CAPABILITY_NAMES
 from .common import ExportResult, active_path
 from .linear import export_chat_document, export_chat_history, export_openai, export_record_qa
+from .openwebui import export_openwebui
 from .training import training_record
 from .trees import export_chat_graph, export_chatgpt
 
@@ -34,7 +35,9 @@ _EXPORTERS: dict[str, Callable[[Conversation], ExportResult]] = {
     "chat_history": export_chat_history,
     "chat_graph": export_chat_graph,
     "chatgpt_export": export_chatgpt,
+    "openwebui": export_openwebui,
 }
+assert set(_EXPORTERS) == set(FORMATS)
 
 
 def export_conversation(conversation: Conversation, format: str) -> ExportResult:

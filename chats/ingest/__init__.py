@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, record_qa
+from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, openwebui, record_qa
 from chats.ingest.canonical import FORMATS, Conversation, Issue, ParseError
 
 
@@ -23,10 +23,10 @@ class _Format:
 
 
 # In detection order: the most specific shapes first (a Record QA document also has a chat document's shape,
-# and any JSON array would pass for an OpenAI message list).
+# and any JSON array, an Open WebUI export among them, would pass for an OpenAI message list).
 _DETECTION_ORDER = tuple(
     _Format(module.NAME, module.EXPECTS, module.matches, module.parse)
-    for module in (chatgpt_export, chat_graph, chat_history, record_qa, chat_document, openai)
+    for module in (chatgpt_export, openwebui, chat_graph, chat_history, record_qa, chat_document, openai)
 )
 _BY_NAME = {spec.name: spec for spec in _DETECTION_ORDER}
 assert set(_BY_NAME) == set(FORMATS)
@@ -52,13 +52,11 @@ def parse_document(document: Any, *, format: str | None = None) -> Conversation:
 
 
 def iter_conversations(document: Any, *, format: str | None = None) -> Iterator[Any]:
-    """The conversation documents in ``document``: each item of a whole ChatGPT ``conversations.json``, else
-    the document itself."""
-    if (
-        isinstance(document, list)
-        and format in (None, chatgpt_export.NAME)
-        and (format == chatgpt_export.NAME or chatgpt_export.is_conversation_list(document))
-    ):
-        yield from document
-    else:
-        yield document
+    """The conversation documents in ``document``: each item of a whole ChatGPT ``conversations.json`` or Open
+    WebUI export, else the document itself."""
+    if isinstance(document, list):
+        for module in (chatgpt_export, openwebui):
+            if format in (None, module.NAME) and (format == module.NAME or module.is_conversation_list(document)):
+                yield from document
+                return
+    yield document
