@@ -13,7 +13,12 @@ P3  server time and SQL queries of the thread page and API at 10, 1,000 and 5,00
     the admin changelists; the 1,000-message thread page against serializing the same thread to JSON.
 P4  list, deep keyset page, filtered list, full-text search and artifact-id lookup over >= 1,000,000 messages
     loaded by COPY, with each query's plan.
+P5  the comparison workload (chat documents of about 20 OpenAI-style messages with 1-5 KB tool results, 500 a
+    request) over HTTP against a raw COPY of the same messages into one plain table.
+P6  id-less conversations sent turn by turn over 5 turns (the growing history each time): one conversation each.
 Memory: the peak RSS of a gunicorn worker serving one bulk request at the body-size limit.
+L1  every parser on inputs built to make it slow, at about 10 KB and 1 MB (bench/parser_cost.py): the case whose
+    cost per byte grows most.
 """
 
 from __future__ import annotations
@@ -60,10 +65,12 @@ class Scale:
     index_docs: int  # documents per index variant (in-process)
     repeats: int  # timed repetitions of each read
     memory_body: int  # bytes of the memory test's bulk body (0: the configured limit)
+    compare_conversations: int = 2000  # P5: the comparison workload
+    idless_conversations: int = 1000  # P6: id-less conversations sent turn by turn
 
 
 SCALES = {
-    "smoke": Scale("smoke", 16, 8, 2, 4, (10, 40, 80), 10_000, 8, 2, 1024 * 1024),
+    "smoke": Scale("smoke", 16, 8, 2, 4, (10, 40, 80), 10_000, 8, 2, 1024 * 1024, 40, 20),
     "default": Scale("default", 2100, 50, 4, 60, (10, 1000, 5000), 1_000_000, 300, 20, 0),
 }
 
@@ -84,6 +91,8 @@ def scale_from(value: str) -> Scale:
         max(int(base.index_docs * factor), 8),
         base.repeats,
         0,
+        max(int(base.compare_conversations * factor), 8),
+        max(int(base.idless_conversations * factor), 8),
     )
 
 
@@ -334,6 +343,83 @@ def copy_ceiling(url: str, source_id: int, ceiling_source_id: int) -> tuple[floa
         conn.commit()
         elapsed = time.perf_counter() - started
         return elapsed, len(rows["chats_message"][1])
+
+
+def raw_copy_rate(url: str, docs: list[dict[str, Any]]) -> tuple[float, int]:
+    """COPY the messages of ``docs`` into one plain table (conversation, position, message as jsonb), as a tool
+    that keeps one row per message and nothing else would: (messages per second, messages)."""
+    rows = [(d["chat_id"], i, json.dumps(m, ensure_ascii=False)) for d in docs for i, m in enumerate(d["messages"])]
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "CREATE TABLE bench_raw_messages (id bigserial PRIMARY KEY, conversation text NOT NULL, "
+            "position integer NOT NULL, message jsonb NOT NULL)"
+        )
+        conn.commit()
+        started = time.perf_counter()
+        with (
+            conn.cursor() as cursor,
+            cursor.copy("COPY bench_raw_messages (conversation, position, message) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+        conn.commit()
+        elapsed = time.perf_counter() - started
+        conn.execute("DROP TABLE bench_raw_messages")
+    return len(rows) / elapsed, len(rows)
+
+
+def comparison_workload(table: Table, scale: Scale, url: str, port: int, key: str, source_id: int) -> None:
+    """P5: the workload of the comparison with Label Studio (chat documents of about 20 OpenAI-style messages,
+    1-5 KB tool results, 500 documents a request) against a raw COPY of the same messages into one table."""
+    from bench.workload import comparison_documents, ndjson_bodies
+
+    docs = comparison_documents(scale.compare_conversations, seed=55)
+    per_body = min(500, max(scale.compare_conversations // scale.clients, 1))
+    elapsed, totals = post_bodies(port, key, ndjson_bodies(docs, per_body=per_body), scale.clients)
+    with psycopg.connect(url) as conn:
+        stored = messages_of(conn, source_id)
+    rate = stored / elapsed
+    table.add(
+        "P5 comparison workload over HTTP",
+        f"{rate:,.0f} msgs/s: {totals.get('created', 0):,} chat documents, {stored:,} messages, "
+        f"{per_body} a request, in {elapsed:.1f} s",
+    )
+    ceiling, copied = raw_copy_rate(url, docs)
+    table.add("P5 raw COPY of the same messages, one table", f"{ceiling:,.0f} msgs/s ({copied:,} messages)")
+    table.add(
+        "P5 ratio HTTP / one-table COPY",
+        f"{rate / ceiling:.3f} (Label Studio 1.23.2 measured 0.10 on this shape)",
+        "goal: >= 0.10",
+        verdict(rate / ceiling >= 0.10),
+    )
+
+
+def idless_growth(table: Table, scale: Scale, url: str, port: int, key: str, source_id: int) -> None:
+    """P6: id-less conversations sent turn by turn (the growing history each time, no id) end as one
+    conversation each."""
+    from bench.workload import idless_turns, ndjson_bodies
+
+    turns = 5
+    rounds = idless_turns(scale.idless_conversations, turns=turns, seed=66)
+    per_body = min(500, max(scale.idless_conversations // scale.clients, 1))
+    elapsed = 0.0
+    for documents in rounds:
+        seconds, _ = post_bodies(port, key, ndjson_bodies(documents, per_body=per_body), scale.clients)
+        elapsed += seconds
+    sent = sum(len(document) for documents in rounds for document in documents)
+    with psycopg.connect(url) as conn:
+        conversations = conn.execute(
+            "SELECT count(*) FROM chats_conversation WHERE source_id = %s", [source_id]
+        ).fetchone()[0]  # type: ignore[index]
+        stored = messages_of(conn, source_id)
+    expected = scale.idless_conversations
+    table.add(
+        "P6 id-less growth, turn by turn",
+        f"{expected * turns / elapsed:,.0f} documents/s ({sent / elapsed:,.0f} msgs sent/s): "
+        f"{expected:,} conversations x {turns} turns -> {conversations:,} conversations, {stored:,} messages",
+        f"goal: {expected:,} conversations",
+        verdict(conversations == expected and stored == expected * (1 + 2 * turns)),
+    )
 
 
 def delete_source_rows(url: str, source_id: int) -> None:
@@ -799,6 +885,23 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# L1: the parsers' cost against the size of their input (in-process, no database)
+
+
+def parser_cost(table: Table) -> None:
+    from bench.parser_cost import MAX_GROWTH, worst
+
+    figures, cases = worst()
+    table.add(
+        "L1 parser cost ratio at x100 bytes (worst case)",
+        f"x{figures.time_ratio:,.0f} the time for x{figures.bytes_ratio:,.0f} the bytes "
+        f"(cost per byte x{figures.growth:.2f}): {figures.case}, worst of {cases} cases",
+        f"goal: cost per byte <= x{MAX_GROWTH:g}",
+        verdict(figures.growth <= MAX_GROWTH),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
 # The run
 
 
@@ -810,7 +913,7 @@ def main() -> int:
         "--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     )
     parser.add_argument("--database-name", default=BENCH_DB, help="the benchmark's own database, dropped at the end")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: p3, p4, memory, index")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: p3, p4, p5, p6, memory, index, l1")
     args = parser.parse_args()
     scale = scale_from(args.scale)
     if not re.fullmatch(r"[a-z_][a-z0-9_]*_bench[a-z0-9_]*", args.database_name):
@@ -858,6 +961,10 @@ def main() -> int:
         source, _ = services.source_get_or_create(name="bench")
         _, key = services.api_key_create(source=source, name="bench")
         ceiling_source, _ = services.source_get_or_create(name="ceiling")
+        compare_source, _ = services.source_get_or_create(name="compare")
+        _, compare_key = services.api_key_create(source=compare_source, name="bench")
+        idless_source, _ = services.source_get_or_create(name="idless")
+        _, idless_key = services.api_key_create(source=idless_source, name="bench")
         connections.close_all()
 
         # ---- P1
@@ -914,6 +1021,11 @@ def main() -> int:
             verdict(unchanged),
         )
 
+        if "p5" not in skip:
+            comparison_workload(table, scale, url, server.port, compare_key, compare_source.pk)
+        if "p6" not in skip:
+            idless_growth(table, scale, url, server.port, idless_key, idless_source.pk)
+
         if "index" not in skip:
             index_costs(table, scale, url, seed=4242)
 
@@ -945,6 +1057,8 @@ def main() -> int:
         if "p4" not in skip:
             source_id = load_scale(table, scale, url)
             scale_reads(table, scale, source_id)
+        if "l1" not in skip:
+            parser_cost(table)
         connections.close_all()
         print(table.render(header))
         return 0

@@ -233,3 +233,39 @@ SCALE_COLUMNS = {
     "chats_injectedartifact": "id, conversation_id, message_id, tool_call_id, kind, artifact_id, id_well_formed, "
     "tool_name, requested, resolved",
 }
+
+
+def comparison_documents(count: int, *, seed: int, first_index: int = 0) -> list[dict[str, Any]]:
+    """The workload compared with the tools a team would pick instead: OpenAI-style conversations of about 20
+    messages with tool results of 1-5 KB JSON, as chat documents ``{chat_id, model, messages}``."""
+    rng = random.Random(seed)
+    docs = []
+    for index in range(first_index, first_index + count):
+        messages = openai_messages(
+            rng,
+            turns=rng.randint(4, 5),
+            tools=True,
+            inject=False,
+            multimodal=False,
+            result_size=rng.randint(1000, 5000),
+            topic_index=index % len(TOPICS),
+        )
+        docs.append({"chat_id": f"compare-{index:07d}", "model": MODELS[index % len(MODELS)], "messages": messages})
+    return docs
+
+
+def idless_turns(count: int, *, turns: int, seed: int) -> list[list[list[dict[str, Any]]]]:
+    """``turns`` rounds of ``count`` id-less OpenAI message lists: round t holds each conversation's history up to
+    its turn t, as a logger that sends the growing history on every turn (with no id) sends it."""
+    rng = random.Random(seed)
+    histories = []
+    for index in range(count):
+        history: list[dict[str, Any]] = [
+            {"role": "system", "content": "You are Airalogy Masterbrain, a careful assistant for wet-lab research."}
+        ]
+        for turn in range(turns):
+            topic = TOPICS[(index + turn) % len(TOPICS)]
+            history.append({"role": "user", "content": f"Session {index}, question {turn}: what about {topic}?"})
+            history.append({"role": "assistant", "content": " ".join(rng.sample(SENTENCES, 3))})
+        histories.append(history)
+    return [[history[: 1 + 2 * (turn + 1)] for history in histories] for turn in range(turns)]

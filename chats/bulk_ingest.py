@@ -53,7 +53,7 @@ from chats.models import (
 
 logger = logging.getLogger(__name__)
 
-# Rows per INSERT statement for conversations (under PostgreSQL's 65,535 parameters).
+# Rows per INSERT statement of audit events.
 _INSERT_CHUNK = 500
 
 _json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -219,42 +219,47 @@ _NULLABLE_JSON = {"model_config", "scenario", "injection_context"}
 def _insert_conversations(
     cursor: psycopg.Cursor[Any], source: Source, new: list[_Item], now: datetime
 ) -> dict[str, Conversation]:
-    """INSERT ... ON CONFLICT DO NOTHING RETURNING: the conversations this batch created, by external id."""
-    values_sql = (
-        "("
-        + ", ".join("%s::jsonb" if name in _JSON_COLUMNS else "%s" for name in _CONVERSATION_COLUMNS)
-        + ", to_tsvector('english', %s))"
+    """The conversations this batch created, by external id: COPY into a temporary table, then one
+    INSERT ... SELECT ... ON CONFLICT DO NOTHING RETURNING (a conversation another request created first is
+    left out, and its documents take the row-by-row writer)."""
+    if not new:
+        return {}
+    columns = ", ".join(_CONVERSATION_COLUMNS)
+    cursor.execute(
+        f"CREATE TEMPORARY TABLE IF NOT EXISTS bulk_conversations AS SELECT {columns} FROM chats_conversation "
+        "WITH NO DATA"
     )
-    columns = ", ".join((*_CONVERSATION_COLUMNS, "search_vector"))
-    created: dict[str, Conversation] = {}
-    for start in range(0, len(new), _INSERT_CHUNK):
-        chunk = new[start : start + _INSERT_CHUNK]
-        params: list[Any] = []
-        instances: dict[str, Conversation] = {}
-        for item in chunk:
+    cursor.execute("ALTER TABLE bulk_conversations ADD COLUMN IF NOT EXISTS search_text text")
+    cursor.execute("TRUNCATE bulk_conversations")
+    instances: dict[str, Conversation] = {}
+    with cursor.copy(f"COPY bulk_conversations ({columns}, search_text) FROM STDIN") as copy:
+        for item in new:
             assert item.plan is not None and item.prepared.parsed is not None
             conversation = services.new_conversation(source, item.prepared.parsed, item.plan, now)
             conversation.uuid = uuid.uuid4()
             conversation.review_status = ReviewStatus.UNREVIEWED
             instances[item.external_id] = conversation
+            values = []
             for name in _CONVERSATION_COLUMNS:
                 value = getattr(conversation, name)
                 if name in _JSON_COLUMNS:
                     value = None if value is None and name in _NULLABLE_JSON else _json_encode(value)
-                params.append(value)
+                values.append(value)
             text = item.plan.search_text
-            params.append(text[: services.SEARCH_TEXT_LIMIT] if text else None)
-        cursor.execute(
-            f"INSERT INTO chats_conversation ({columns}) VALUES {', '.join([values_sql] * len(chunk))} "
-            "ON CONFLICT (source_id, external_id_digest) DO NOTHING RETURNING id, external_id",
-            params,
-        )
-        for pk, external_id in cursor.fetchall():
-            conversation = instances[external_id]
-            conversation.pk = pk
-            conversation._state.adding = False
-            conversation._state.db = "default"
-            created[external_id] = conversation
+            values.append(text[: services.SEARCH_TEXT_LIMIT] if text else None)
+            copy.write_row(values)
+    cursor.execute(
+        f"INSERT INTO chats_conversation ({columns}, search_vector) "
+        f"SELECT {columns}, to_tsvector('english', search_text) FROM bulk_conversations "
+        "ON CONFLICT (source_id, external_id_digest) DO NOTHING RETURNING id, external_id"
+    )
+    created: dict[str, Conversation] = {}
+    for pk, external_id in cursor.fetchall():
+        conversation = instances[external_id]
+        conversation.pk = pk
+        conversation._state.adding = False
+        conversation._state.db = "default"
+        created[external_id] = conversation
     return created
 
 
