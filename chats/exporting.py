@@ -214,6 +214,8 @@ def _load_batch(conversations: Sequence[Conversation], *, branch: Branch, traini
             injection_context=conversation.injection_context,
             context_pairs=[list(pair) for pair in conversation.context_pairs or []],
             metadata=dict(conversation.metadata or {}),
+            # getattr: the column arrives with its migration; until then there are no original times.
+            original_times=dict(getattr(conversation, "original_times", None) or {}),
             active_leaf_key=conversation.active_leaf_key or None,
             artifacts=artifacts_of.get(conversation.pk, []),
             feedback=imported_of.get(conversation.pk, []),
@@ -236,6 +238,8 @@ def _message(row: Message, key_of: dict[int, str], calls: list[ToolCall]) -> c.M
         key=row.key,
         role=row.role,
         parent_key=key_of.get(row.parent_id) if row.parent_id else None,
+        # The id the message first came with (a node id, a mapping id); a message of a linear history has none.
+        input_id=row.aliases[0] if row.aliases else "",
         name=row.name,
         parts=list(row.parts or []),
         content_is_null=row.content_form == ContentForm.NULL,

@@ -146,3 +146,21 @@ def test_import_of_a_chatgpt_export_zip_applies_its_message_feedback(tmp_path: P
         assert item.score == (1 if rated[item.message.key] == "thumbsUp" else -1)
     # Importing again changes nothing.
     assert "0 created" in run("import_conversations", str(archive), "--source", "chatgpt", "--no-progress")
+
+
+def test_import_of_an_open_webui_export_imports_each_chat_with_its_tree_and_ratings(tmp_path: Path):
+    [pcr] = json.loads((FIXTURES / "openwebui" / "colony_pcr_regenerated_and_rated.json").read_text())
+    tae = json.loads((FIXTURES / "openwebui" / "minimal_single_item.json").read_text())
+    export = tmp_path / "chat-export-1747130100.json"
+    export.write_text(json.dumps([pcr, tae]))
+
+    output = run("import_conversations", str(export), "--source", "openwebui", "--no-progress")
+
+    assert "2 created" in output
+    imported = Conversation.objects.filter(input_format="openwebui")
+    assert sorted(imported.values_list("external_id", flat=True)) == sorted([pcr["id"], tae["id"]])
+    branched = imported.get(external_id=pcr["id"])
+    assert branched.active_leaf_key == pcr["chat"]["history"]["currentId"]
+    assert Message.objects.filter(conversation=branched).count() == 5
+    assert sorted(Feedback.objects.filter(origin="openwebui").values_list("score", flat=True)) == [-1, 1]
+    assert "0 created" in run("import_conversations", str(export), "--source", "openwebui", "--no-progress")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from chats.ingest.canonical import Conversation, Message
 
-from .common import active_path, goes_out_raw, off_path_note
+from .common import active_path, goes_out_raw, off_path_note, top_level_metadata
 
 CAPABILITY_NAMES = (
     "branches",  # more than one path through the tree
@@ -21,6 +21,8 @@ CAPABILITY_NAMES = (
     "injection_context",  # the Record QA `context` block
     "scenario",  # the workflow scenario and the messages given to the model before the main ones
     "timestamps",  # a time on each message
+    "author_metadata",  # the metadata of a message's author (chat_graph and ChatGPT `author.metadata`)
+    "message_ids",  # each message's own id in the input (`Message.input_id`: a node id, a mapping id)
     "hidden",  # messages hidden from the user
     "external_id",  # the conversation's own id
     "title",
@@ -42,6 +44,8 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
         "injection_context": False,
         "scenario": False,
         "timestamps": False,
+        "author_metadata": False,
+        "message_ids": False,
         "hidden": False,
         "external_id": False,
         "title": False,
@@ -61,6 +65,8 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
         "injection_context": False,
         "scenario": True,
         "timestamps": False,
+        "author_metadata": False,
+        "message_ids": False,
         "hidden": False,
         "external_id": True,
         "title": True,
@@ -80,6 +86,8 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
         "injection_context": True,
         "scenario": True,
         "timestamps": False,
+        "author_metadata": False,
+        "message_ids": False,
         "hidden": False,
         "external_id": True,
         "title": True,
@@ -99,6 +107,8 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
         "injection_context": False,
         "scenario": False,
         "timestamps": False,
+        "author_metadata": False,
+        "message_ids": False,
         "hidden": False,
         "external_id": True,
         "title": False,
@@ -118,6 +128,8 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
         "injection_context": False,
         "scenario": False,
         "timestamps": True,
+        "author_metadata": True,
+        "message_ids": True,
         "hidden": False,
         "external_id": True,
         "title": False,
@@ -137,6 +149,8 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
         "injection_context": False,
         "scenario": False,
         "timestamps": True,
+        "author_metadata": True,
+        "message_ids": True,
         "hidden": True,
         "external_id": True,
         "title": True,
@@ -145,18 +159,49 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
         "times": True,
         "metadata": True,
     },
+    "openwebui": {
+        "branches": True,
+        "tool_calls": True,
+        "artifacts": True,
+        "feedback": True,
+        "reasoning": True,
+        "message_context": False,
+        "conversation_context": False,
+        "injection_context": False,
+        "scenario": False,
+        "timestamps": True,
+        "author_metadata": False,
+        "message_ids": True,
+        "hidden": False,
+        "external_id": True,
+        "title": True,
+        "user": True,
+        "model": True,
+        "times": True,
+        "metadata": True,
+    },
 }
 
 # Where a format keeps something in a non-native place, the note says so instead of calling it lost.
-# (Tool calls, their results, reasoning and so injected artifacts are not among these: chat_graph carries them as
-# OpenAI-style keys of a node's message and chatgpt_export in a message's metadata, and both parsers read them back.)
+# (Tool calls, their results, reasoning and so injected artifacts are not among these: chat_graph and openwebui
+# carry them as OpenAI-style keys of a message and chatgpt_export in a message's metadata, and the parsers read
+# them back.)
 _KEPT_ELSEWHERE: dict[tuple[str, str], str] = {
     ("chatgpt_export", "message_context"): "message context pairs (kept in message metadata)",
+    ("openwebui", "message_context"): "message context pairs (kept in a message's `context` key)",
 }
+
+
+# What a format calls the ids of its messages, for the note that a format without them drops them.
+_ID_KINDS = {"chat_graph": "node ids", "chatgpt_export": "mapping ids", "openwebui": "Open WebUI message ids"}
 
 
 def _note(target: str, capability: str, text: str) -> str:
     return _KEPT_ELSEWHERE.get((target, capability), text)
+
+
+def _messages(count: int) -> str:
+    return f"{count} message" if count == 1 else f"{count} messages"
 
 
 def omitted_notes(conversation: Conversation, target: str, exported: list[Message]) -> list[str]:
@@ -185,6 +230,15 @@ def omitted_notes(conversation: Conversation, target: str, exported: list[Messag
         notes.append(_note(target, "message_context", "message context pairs"))
     if not can["timestamps"] and any(m.created_at is not None for m in rebuilt):
         notes.append(_note(target, "timestamps", "message timestamps"))
+    if not can["author_metadata"]:
+        count = sum(1 for m in rebuilt if m.author_metadata)
+        if count:
+            notes.append(f"author metadata of {_messages(count)}")
+    if not can["message_ids"]:
+        count = sum(1 for m in rebuilt if m.input_id)
+        if count:
+            kind = _ID_KINDS.get(conversation.format)
+            notes.append(f"message ids of {_messages(count)}" + (f" ({kind})" if kind else ""))
     if not can["hidden"] and any(m.hidden for m in rebuilt):
         notes.append(_note(target, "hidden", "hidden flags (hidden messages exported as visible)"))
     if not can["scenario"] and any(m.section == "scenario" for m in exported):
@@ -204,8 +258,9 @@ def omitted_notes(conversation: Conversation, target: str, exported: list[Messag
     ):
         if present and not can[capability]:
             notes.append(_note(target, capability, text))
-    if conversation.metadata and not can["metadata"]:
-        keys = ", ".join(sorted(conversation.metadata))
+    metadata = top_level_metadata(conversation)
+    if metadata and not can["metadata"]:
+        keys = ", ".join(sorted(metadata))
         notes.append(f"top-level keys: {keys}")
     return notes
 

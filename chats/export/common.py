@@ -5,12 +5,14 @@ Pure functions over the canonical dataclasses; no Django.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from chats.ingest.canonical import Conversation, Message, ToolCall
+from chats.ingest.chat_graph import WRAPPER_KEY as GRAPH_WRAPPER_KEY
+from chats.ingest.common import ID_KEYS, Issues, parse_timestamp
 
 LEGACY_CALL_TYPE = "function_call"
 CUSTOM_CALL_TYPE = "custom"
@@ -238,6 +240,27 @@ _DETECTION_KEYS = frozenset(
 )
 
 
+def graph_wrapper(conversation: Conversation) -> dict[str, Any] | None:
+    """For a chat_graph received wrapped (`{"chat_graph": {conversation_id, nodes, ...}, ...}`), the graph's own
+    other keys, which its parser leaves under the wrapper key in the metadata; None for any other conversation."""
+    if conversation.format != "chat_graph":
+        return None
+    wrapper = conversation.metadata.get(GRAPH_WRAPPER_KEY)
+    return wrapper if isinstance(wrapper, dict) else None
+
+
+def top_level_metadata(conversation: Conversation) -> dict[str, Any]:
+    """The conversation's other top-level keys as an unwrapped document would have them: for a wrapped chat_graph,
+    the wrapper's other keys and the graph's own (the wrapper key itself is the format's, not data)."""
+    wrapper = graph_wrapper(conversation)
+    if wrapper is None:
+        return conversation.metadata
+    keys = {key: value for key, value in conversation.metadata.items() if key != GRAPH_WRAPPER_KEY}
+    for key, value in wrapper.items():
+        keys.setdefault(key, value)
+    return keys
+
+
 def spill_metadata(conversation: Conversation, document: dict[str, Any], target: str) -> list[str]:
     """Copy the conversation's other top-level keys into `document`; note those the format reserves.
 
@@ -246,7 +269,7 @@ def spill_metadata(conversation: Conversation, document: dict[str, Any], target:
     """
     reserved = set(document) if conversation.format == target else set(document) | _DETECTION_KEYS
     clashing: list[str] = []
-    for key, value in conversation.metadata.items():
+    for key, value in top_level_metadata(conversation).items():
         if key in reserved:
             clashing.append(key)
         else:
@@ -275,6 +298,17 @@ def chatgpt_fields_note(conversation: Conversation, exported: list[Message], tar
 # --- times ---
 
 
+def document_time(conversation: Conversation, key: str, stored: datetime, render: Callable[[datetime], Any]) -> Any:
+    """The time to write under `key`: as the input wrote it there when that still names the stored instant (so
+    its offset, naive form and precision come back), else `render(stored)`. The database keeps only the instant,
+    in UTC."""
+    if key in conversation.original_times:
+        original = conversation.original_times[key]
+        if parse_timestamp(original, "", Issues()) == stored:
+            return original
+    return render(stored)
+
+
 def iso_time(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
@@ -285,3 +319,11 @@ def epoch_seconds(value: datetime | None) -> float | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.timestamp()
+
+
+def id_key_needed(conversation: Conversation) -> bool:
+    """Whether a format's own id key must carry the conversation id: not when the id came under another key,
+    which the metadata gives back (`{"id": ..., "messages": [...]}` exports as it came)."""
+    if not conversation.external_id:
+        return False
+    return not any(conversation.metadata.get(key) == conversation.external_id for key in ID_KEYS)

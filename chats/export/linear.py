@@ -17,7 +17,9 @@ from .common import (
     ExportResult,
     active_path,
     chatgpt_fields_note,
+    document_time,
     goes_out_raw,
+    id_key_needed,
     iso_time,
     keeps_message_extra,
     openai_message,
@@ -66,14 +68,14 @@ def _wrapped(
     scenario_messages = [m for m in path if m.section == "scenario"]
     main_messages = [m for m in path if m.section != "scenario"]
     document: dict[str, Any] = {}
-    if conversation.external_id:
+    if id_key_needed(conversation):
         document["chat_id"] = conversation.external_id
     if conversation.user_id:
         document["user_id"] = conversation.user_id
     if conversation.started_at is not None:
-        document["start_time"] = iso_time(conversation.started_at)
+        document["start_time"] = document_time(conversation, "start_time", conversation.started_at, iso_time)
     if conversation.ended_at is not None:
-        document["end_time"] = iso_time(conversation.ended_at)
+        document["end_time"] = document_time(conversation, "end_time", conversation.ended_at, iso_time)
     if conversation.title:
         document["title"] = conversation.title
     model = conversation.model if conversation.model is not None else conversation.model_name or None
@@ -102,7 +104,7 @@ def _wrapped(
 def export_chat_history(conversation: Conversation) -> ExportResult:
     path = active_path(conversation)
     document: dict[str, Any] = {}
-    if conversation.external_id:
+    if id_key_needed(conversation):
         document["conversation_id"] = conversation.external_id
     document["chat_history"] = [_message(conversation, m, "chat_history") for m in path]
     if conversation.context_pairs:

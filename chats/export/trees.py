@@ -12,13 +12,17 @@ from chats.ingest.canonical import Conversation, Message
 
 from .capabilities import omitted_notes
 from .common import (
+    GRAPH_WRAPPER_KEY,
     RECIPIENT_CALL_TYPE,
     ExportResult,
     active_path,
     chatgpt_fields_note,
     children_by_parent,
+    document_time,
     epoch_seconds,
     goes_out_raw,
+    graph_wrapper,
+    id_key_needed,
     keeps_message_extra,
     openai_part,
     openai_tool_call,
@@ -37,13 +41,20 @@ CHATGPT_POINTER_SCHEMES = ("file-service://", "sediment://")
 
 def export_chat_graph(conversation: Conversation) -> ExportResult:
     ordered = _active_leaf_last(conversation)
-    document: dict[str, Any] = {}
-    if conversation.external_id:
-        document["conversation_id"] = conversation.external_id
-    document["nodes"] = [_graph_node(conversation, message) for message in ordered]
+    graph: dict[str, Any] = {}
+    if id_key_needed(conversation):
+        graph["conversation_id"] = conversation.external_id
+    graph["nodes"] = [_graph_node(conversation, message) for message in ordered]
     notes = omitted_notes(conversation, "chat_graph", ordered)
     notes.extend(chatgpt_fields_note(conversation, ordered, "chat_graph"))
-    notes.extend(spill_metadata(conversation, document, "chat_graph"))
+    wrapper = graph_wrapper(conversation)
+    if wrapper is None:
+        notes.extend(spill_metadata(conversation, graph, "chat_graph"))
+        return ExportResult(document=graph, omitted=notes)
+    # Received wrapped: wrapped again, the graph's own other keys inside and the wrapper's around it, in order.
+    for key, value in wrapper.items():
+        graph.setdefault(key, value)
+    document = {key: graph if key == GRAPH_WRAPPER_KEY else value for key, value in conversation.metadata.items()}
     return ExportResult(document=document, omitted=notes)
 
 
@@ -160,9 +171,9 @@ def export_chatgpt(conversation: Conversation) -> ExportResult:
     if conversation.title:
         document["title"] = conversation.title
     if conversation.started_at is not None:
-        document["create_time"] = epoch_seconds(conversation.started_at)
+        document["create_time"] = document_time(conversation, "create_time", conversation.started_at, epoch_seconds)
     if conversation.ended_at is not None:
-        document["update_time"] = epoch_seconds(conversation.ended_at)
+        document["update_time"] = document_time(conversation, "update_time", conversation.ended_at, epoch_seconds)
     document["mapping"] = mapping
     document["current_node"] = path[-1].key if path else root_ids[0]
     if conversation.external_id:

@@ -12,8 +12,9 @@ from typing import Any
 from chats.ingest.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, Conversation, Feedback, Message
 from chats.ingest.common import (
     Issues,
-    external_id,
+    explicit_id,
     optional_text,
+    original_times,
     parse_timestamp,
     require_messages,
     shape_error,
@@ -51,7 +52,7 @@ def parse_wrapped(document: dict[str, Any], *, format_name: str, context_key: st
         mapped.add("scenario_messages")
         chain.add(document["scenario_messages"], path="/scenario_messages", section="scenario")
     chain.add(document[list_key], path=f"/{list_key}", section="main")
-    conversation_id = external_id(document.get("chat_id"), "/chat_id", issues)
+    conversation_id = explicit_id(document, issues)
     messages = chain.finish()
     require_messages(messages, f"/{list_key}")
 
@@ -66,6 +67,7 @@ def parse_wrapped(document: dict[str, Any], *, format_name: str, context_key: st
         mapped.discard("model")
     conversation.started_at = parse_timestamp(document.get("start_time"), "/start_time", issues)
     conversation.ended_at = parse_timestamp(document.get("end_time"), "/end_time", issues)
+    conversation.original_times = original_times(document, ("start_time", "end_time"))
     conversation.scenario = document.get("scenario")
     if context_key is not None:
         mapped.add(context_key)
@@ -102,6 +104,7 @@ def _read_feedback(conversation: Conversation, entries: Any, main_messages: list
     if not isinstance(entries, list):
         issues.warn("/human_feedback", "human_feedback must be a list (one entry per main message); kept in metadata")
         return False
+    conversation.feedback_origins.append(FEEDBACK_ORIGIN_MASTERBRAIN)
     if len(entries) != len(main_messages):
         issues.warn(
             "/human_feedback",

@@ -1,7 +1,13 @@
 """The ``chat_graph`` logging format: a conversation tree as a list of nodes linked by ``parent_id``.
 
 ``{conversation_id, nodes: [{node_id, parent_id, timestamp, message: {id, author: {role, metadata},
-content: {content_type, parts}, context}}]}``. Several nodes with the same parent are branches.
+content: {content_type, parts}, context}}]}``. Several nodes with the same parent are branches. Loggers also send
+the graph under a ``chat_graph`` key, as they send a history under ``chat_history``: ``{"chat_graph": {...},
+...}``. The ``chat_graph`` key then stays in the metadata, holding the graph's own other keys, so that the graph is
+exported wrapped again (see ``chats.export.common.graph_wrapper``).
+
+Content is ChatGPT's content object, whose ``content_type`` says where the text is: ``parts`` usually, ``text`` for
+``code`` and ``execution_output`` (read by ChatGPT's rules, ``common.content_object_parts``).
 
 The format has no place of its own for tool calls, the call a tool message answers, or reasoning kept apart from
 the answer: they travel as OpenAI-style keys of the node's message (``tool_calls``, ``function_call``,
@@ -17,11 +23,13 @@ from typing import Any
 from chats.ingest.canonical import Conversation, Issue, Message
 from chats.ingest.common import (
     Issues,
+    content_object_parts,
     content_parts,
     context_pairs,
-    external_id,
+    explicit_id,
     extract_inline_reasoning,
     parents_first,
+    parse_nested,
     parse_timestamp,
     render_text,
     require_messages,
@@ -32,7 +40,9 @@ from chats.ingest.injections import extract_artifacts
 from chats.ingest.openai import MessageChain
 
 NAME = "chat_graph"
-EXPECTS = "an object with a 'nodes' list"
+EXPECTS = "an object with a 'nodes' list (or such an object under a 'chat_graph' key)"
+# The key a wrapped graph comes under: {"chat_graph": {"conversation_id": ..., "nodes": [...]}, ...}.
+WRAPPER_KEY = "chat_graph"
 
 _MAPPED = frozenset({"conversation_id", "nodes"})
 _NODE_KEYS = frozenset({"node_id", "parent_id", "timestamp", "message"})
@@ -82,14 +92,29 @@ class OpenAIStyleKeys(MessageChain):
 
 
 def matches(document: Any) -> bool:
+    return _is_graph(document) or (isinstance(document, dict) and _is_graph(document.get(WRAPPER_KEY)))
+
+
+def _is_graph(document: Any) -> bool:
     return isinstance(document, dict) and isinstance(document.get("nodes"), list)
 
 
 def parse(document: Any) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
+    if _is_graph(document):
+        return _parse_graph(document)
+    conversation = parse_nested(f"/{WRAPPER_KEY}", lambda: _parse_graph(document[WRAPPER_KEY]))
+    # The wrapper's other keys are the document's top-level keys; the graph's own other keys stay under its key.
+    conversation.metadata = {
+        key: conversation.metadata if key == WRAPPER_KEY else value for key, value in document.items()
+    }
+    return conversation
+
+
+def _parse_graph(document: dict[str, Any]) -> Conversation:
     issues = Issues()
-    conversation_id = external_id(document.get("conversation_id"), "/conversation_id", issues)
+    conversation_id = explicit_id(document, issues)
     keys = OpenAIStyleKeys(issues)
     by_id: dict[str, Message] = {}
     node_index: dict[str, int] = {}
@@ -166,6 +191,7 @@ def _read_node(node: Any, path: str, issues: Issues, keys: OpenAIStyleKeys) -> M
 
     message = Message(
         key=node_id,
+        input_id=node_id,
         role=role,
         parent_key=parent_id,
         content_is_string=False,
@@ -183,14 +209,19 @@ def _read_node(node: Any, path: str, issues: Issues, keys: OpenAIStyleKeys) -> M
 
     content = body.get("content")
     content_path = f"{path}/message/content"
-    if isinstance(content, dict):
-        parts = content_parts(content.get("parts"), f"{content_path}/parts", issues)
+    reasoning = ""
+    if isinstance(content, dict) and content.get("parts") is not None:
+        parts = content_parts(content["parts"], f"{content_path}/parts", issues)
+    elif isinstance(content, dict):
+        parts, reasoning = _partless_content(content, content_path, issues)
     else:
         message.content_is_null = content is None
         message.content_is_string = isinstance(content, str)
         parts = content_parts(content, content_path, issues)
     if role == "assistant":
-        parts, message.reasoning = extract_inline_reasoning(parts)
+        parts, inline_reasoning = extract_inline_reasoning(parts)
+        reasoning = "\n\n".join(block for block in (reasoning, inline_reasoning) if block)
+    message.reasoning = reasoning
     message.parts = parts
     message.text = render_text(parts)
 
@@ -205,6 +236,22 @@ def _read_node(node: Any, path: str, issues: Issues, keys: OpenAIStyleKeys) -> M
             message.context_pairs = pairs
     message.extra = extra
     return message
+
+
+def _partless_content(content: dict[str, Any], path: str, issues: Issues) -> tuple[list[dict[str, Any]], str]:
+    """(parts, reasoning) of content without ``parts`` (``{"content_type": "code", "text": ...}``), read by
+    ChatGPT's rules; content holding something that gives no text is kept whole, as an unknown part."""
+    parts, reasoning = content_object_parts(content, path, issues)
+    whole = {"type": "unknown", "raw": content}
+    if not parts and not reasoning and any(_holds(value) for key, value in content.items() if key != "content_type"):
+        parts = [whole]
+    if parts == [whole]:
+        issues.warn(path, "content has no parts and no text; kept verbatim as an unknown part")
+    return parts, reasoning
+
+
+def _holds(value: Any) -> bool:
+    return value is not None and value != "" and value != [] and value != {}
 
 
 def _latest_leaf(messages: list[Message], parent_of: dict[str, str | None], node_index: dict[str, int]) -> str:

@@ -3,6 +3,7 @@ and training JSONL, the command, and the audit of every export."""
 
 from __future__ import annotations
 
+import copy
 import json
 from io import StringIO
 from typing import Any
@@ -15,6 +16,7 @@ from chats import exporting, services
 from chats.export import CAPABILITIES, FORMATS
 from chats.models import AuditEvent, Conversation, Label, Message
 from tests.export.cases import artifacts_view, comparable, input_cases, messages_view
+from tests.export.documents import CHAT_DOCUMENT, CHAT_GRAPH
 from tests.factories import ingest, last_assistant, make_conversation, make_labels
 
 pytestmark = pytest.mark.django_db
@@ -115,6 +117,35 @@ def test_a_tree_format_keeps_every_branch(source: Any, reader: APIClient) -> Non
 
     assert len(response.json()["nodes"]) == Message.objects.filter(conversation=conversation).count()
     assert not any("active path" in note for note in json.loads(response["X-Export-Omitted"]))
+
+
+def test_the_omitted_header_names_the_author_metadata_and_node_ids_a_linear_format_drops(
+    ingest_client: APIClient, reader: APIClient
+) -> None:
+    graph = copy.deepcopy(CHAT_GRAPH)  # active path: node-1, node-3
+    graph["nodes"][2]["message"]["author"]["metadata"] = {"client": "web"}
+    uuid = ingest_over_http(ingest_client, graph)
+
+    for format in ("openai", "chat_document", "record_qa", "chat_history"):
+        omitted = json.loads(export(reader, uuid, format)["X-Export-Omitted"])
+        assert "author metadata of 1 message" in omitted, format
+        assert "message ids of 2 messages (node ids)" in omitted, format
+    kept = json.loads(export(reader, uuid, "chatgpt_export")["X-Export-Omitted"])
+    assert not any(note.startswith(("author metadata", "message ids")) for note in kept)
+
+
+def test_times_are_exported_as_they_were_written(source: Any, reader: APIClient) -> None:
+    document = copy.deepcopy(CHAT_DOCUMENT)
+    document["start_time"], document["end_time"] = "2025-03-01T16:00:00+08:00", "2025-03-01T08:05:30"
+    conversation = ingest(source, document)
+    assert stored(str(conversation.uuid)).original_times == {
+        "start_time": "2025-03-01T16:00:00+08:00",
+        "end_time": "2025-03-01T08:05:30",
+    }
+
+    exported = export(reader, str(conversation.uuid), "chat_document").json()
+
+    assert (exported["start_time"], exported["end_time"]) == ("2025-03-01T16:00:00+08:00", "2025-03-01T08:05:30")
 
 
 def test_an_unknown_format_is_a_400_that_names_the_parameter(source: Any, reader: APIClient) -> None:

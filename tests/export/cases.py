@@ -70,6 +70,8 @@ def comparable(format: str, document: Any) -> Any:
       as absent (a Masterbrain document always gets one entry per main message back).
     - chat_graph nodes compare by node_id (the parser puts parents first).
     - ChatGPT's `conversation_id` duplicates `id`; the exporter always writes both.
+    - Open WebUI's `chat.messages` is the active branch of `chat.history` again; an item without one compares as
+      if it had that copy (the exporter always writes it, as Open WebUI does).
     """
     if not isinstance(document, dict):
         return document
@@ -91,6 +93,8 @@ def comparable(format: str, document: Any) -> Any:
             del document["human_feedback"]
     if format == "chat_graph" and isinstance(document.get("nodes"), list):
         document["nodes"] = {node["node_id"]: node for node in document["nodes"]}
+    if format == "openwebui":
+        _with_linear_copy(document)
     if format == "chatgpt_export":
         if document.get("conversation_id") == document.get("id"):
             document.pop("conversation_id", None)
@@ -98,6 +102,20 @@ def comparable(format: str, document: Any) -> Any:
             if isinstance(document.get(key), int | float):
                 document[key] = round(document[key], 3)
     return document
+
+
+def _with_linear_copy(item: dict[str, Any]) -> None:
+    """Give an Open WebUI item without `chat.messages` the copy of its active branch, walked up from currentId."""
+    chat = item.get("chat")
+    history = chat.get("history") if isinstance(chat, dict) else None
+    if not isinstance(history, dict) or "messages" in chat:
+        return
+    messages, branch = history["messages"], []
+    current = history.get("currentId")
+    while current in messages:
+        branch.append(messages[current])
+        current = messages[current].get("parentId")
+    chat["messages"] = branch[::-1]
 
 
 def _instant(value: Any) -> Any:
@@ -128,16 +146,21 @@ def _is_feedback(entry: Any) -> bool:
 
 # --- cross-format comparison ---
 
+# Formats whose content is one string, with attachments beside it (Open WebUI's `files`, refusals in their own key):
+# text parts come back as one, and attachments after it.
+STRING_CONTENT_FORMATS = frozenset({"openwebui"})
+
 
 def message_view(message: Message, target: str) -> dict[str, Any]:
     """What of a message `target` can carry, in a form that compares across formats."""
     can = CAPABILITIES[target]
+    # An empty text part and no part at all are the same message in every format.
+    parts = [part for part in message.parts if part != {"type": "text", "text": ""}]
     view: dict[str, Any] = {
         "role": message.role,
         "name": message.name,
         "text": message.text,
-        # An empty text part and no part at all are the same message in every format.
-        "parts": [part for part in message.parts if part != {"type": "text", "text": ""}],
+        "parts": _as_one_string(parts) if target in STRING_CONTENT_FORMATS else parts,
     }
     if can["reasoning"]:
         view["reasoning"] = message.reasoning
@@ -151,6 +174,15 @@ def message_view(message: Message, target: str) -> dict[str, Any]:
     if can["timestamps"] and message.created_at is not None:
         view["created_at"] = int(message.created_at.timestamp())
     return view
+
+
+def _as_one_string(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parts as a format with string content holds them: the texts joined (as `Message.text` joins them), then
+    the attachments in order, then the refusals."""
+    texts = [part["text"] for part in parts if part["type"] == "text"]
+    attachments = [part for part in parts if part["type"] not in ("text", "refusal")]
+    refusals = [part for part in parts if part["type"] == "refusal"]
+    return ([{"type": "text", "text": "\n".join(texts)}] if texts else []) + attachments + refusals
 
 
 def _call_id(call_id: str) -> str:

@@ -315,6 +315,93 @@ CHATGPT_EXPORT = {
     "is_archived": False,
 }
 
+
+_ESCAPED_REASONING = (
+    '<details type="reasoning" done="true" duration="1">\n<summary>Thought for 1 seconds</summary>\n'
+    "&gt; The ladder&#x27;s 500 bp band is the brightest &amp; sits below both PCR bands.\n</details>\n"
+)
+
+# Open WebUI (a newer version: the reasoning quoted HTML-escaped). The active answer is a regeneration listed
+# before the first one, `chat.messages` is stale (so kept verbatim), a PDF is attached, and an annotation without
+# thumbs (tags only) is no rating.
+OPENWEBUI = {
+    "id": "0c3d7e52-9a1b-4f68-8e2d-5b7a9c1f3e04",
+    "user_id": "6e1a9d3f-2b7c-4c85-a0e4-9f3b5d7c1a28",
+    "title": "Band sizes from a protocol PDF",
+    "chat": {
+        "id": "",
+        "title": "Band sizes from a protocol PDF",
+        "models": ["deepseek-r1:14b", "llama3.1:8b"],
+        "params": {},
+        "history": {
+            "messages": {
+                "u1": {
+                    "id": "u1",
+                    "parentId": None,
+                    "childrenIds": ["a1", "a2"],
+                    "role": "user",
+                    "content": "Which bands should I expect from this protocol?",
+                    "timestamp": 1747210000,
+                    "models": ["deepseek-r1:14b"],
+                    "files": [
+                        {
+                            "type": "file",
+                            "file": {"id": "4f2a", "filename": "pcr_protocol.pdf", "meta": {"size": 48213}},
+                            "id": "4f2a",
+                            "url": "/api/v1/files/4f2a",
+                            "name": "pcr_protocol.pdf",
+                            "collection_name": "file-4f2a",
+                            "status": "uploaded",
+                            "size": 48213,
+                            "error": "",
+                        }
+                    ],
+                },
+                "a1": {
+                    "parentId": "u1",
+                    "id": "a1",
+                    "childrenIds": [],
+                    "role": "assistant",
+                    "content": _ESCAPED_REASONING + "Two bands: 650 bp and 1,200 bp.",
+                    "model": "deepseek-r1:14b",
+                    "modelName": "DeepSeek R1 14B",
+                    "modelIdx": 0,
+                    "timestamp": 1747210009,
+                    "done": True,
+                    "sources": [{"source": {"type": "file", "id": "4f2a", "name": "pcr_protocol.pdf"}}],
+                    "statusHistory": [{"done": True, "action": "sources_retrieved", "count": 1}],
+                    "annotation": {"tags": ["bands"]},
+                },
+                "a2": {
+                    "parentId": "u1",
+                    "id": "a2",
+                    "childrenIds": [],
+                    "role": "assistant",
+                    "content": "One band at 650 bp.",
+                    "model": "llama3.1:8b",
+                    "modelName": "Llama 3.1 8B",
+                    "modelIdx": 1,
+                    "timestamp": 1747210004,
+                    "done": True,
+                    "annotation": {"rating": -1, "reason": "Didn't fully follow instructions", "comment": ""},
+                },
+            },
+            "currentId": "a1",
+        },
+        "messages": [{"id": "u1", "role": "user", "content": "Which bands should I expect from this protocol?"}],
+        "tags": [],
+        "timestamp": 1747209998421,
+        "files": [],
+    },
+    "updated_at": 1747210012,
+    "created_at": 1747209998,
+    "share_id": None,
+    "archived": False,
+    "pinned": False,
+    "meta": {},
+    "folder_id": None,
+}
+
 DOCUMENTS: dict[str, dict[str, Any]] = {
     "openai": {"tools_legacy_and_inline_reasoning": OPENAI},
     "chat_document": {
@@ -325,4 +412,5 @@ DOCUMENTS: dict[str, dict[str, Any]] = {
     "chat_history": {"multimodal_with_context": CHAT_HISTORY},
     "chat_graph": {"seed_with_a_regenerated_answer": CHAT_GRAPH},
     "chatgpt_export": {"branches_hidden_system_and_python": CHATGPT_EXPORT},
+    "openwebui": {"escaped_reasoning_pdf_and_a_stale_linear_copy": OPENWEBUI},
 }

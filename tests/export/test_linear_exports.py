@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
 import pytest
 
-from chats.export import export_conversation
+from chats.export import active_path, export_conversation
+from chats.ingest import parse_document
 from chats.ingest.canonical import Feedback, Message
 
 from .builders import branched_conversation, injection_conversation, text_message, tool_conversation
+from .documents import CHAT_DOCUMENT, CHAT_GRAPH, CHATGPT_EXPORT
 
 
 def test_openai_export_writes_tool_calls_tool_results_and_reasoning_in_openai_style() -> None:
@@ -315,3 +321,96 @@ def test_a_refusal_beside_string_or_null_content_goes_back_to_the_refusal_key() 
         "content": None,
         "refusal": "I can't help with that.",
     }
+
+
+# --- times as the input wrote them ---
+
+
+def masterbrain_document(**fields: Any) -> dict[str, Any]:
+    return {**copy.deepcopy(CHAT_DOCUMENT), **fields}
+
+
+@pytest.mark.parametrize("format", ["chat_document", "record_qa"])
+def test_start_and_end_time_go_back_as_written_when_they_name_the_stored_instant(format: str) -> None:
+    document = masterbrain_document(start_time="2025-03-01T16:00:00+08:00", end_time="2025-03-01T08:05:30.250")
+    conversation = parse_document(document, format="chat_document")
+
+    exported = export_conversation(conversation, format).document
+
+    assert (exported["start_time"], exported["end_time"]) == ("2025-03-01T16:00:00+08:00", "2025-03-01T08:05:30.250")
+
+
+def test_a_time_whose_instant_changed_goes_out_as_the_stored_utc_instant() -> None:
+    conversation = tool_conversation(format="chat_document")  # started 2025-03-01 08:00 UTC
+    conversation.ended_at = datetime(2025, 3, 1, 8, 30, tzinfo=UTC)
+    conversation.original_times = {"start_time": "2025-03-01T16:00:00+08:00", "end_time": "2025-03-01T16:05:00+08:00"}
+
+    exported = export_conversation(conversation, "chat_document").document
+
+    assert exported["start_time"] == "2025-03-01T16:00:00+08:00"  # the same instant: as written
+    assert exported["end_time"] == "2025-03-01T08:30:00+00:00"  # another instant (a later document moved it)
+
+
+def test_times_as_written_under_another_formats_keys_are_not_used() -> None:
+    conversation = tool_conversation(format="chatgpt_export")
+    conversation.original_times = {"create_time": 1740816000}
+
+    assert export_conversation(conversation, "chat_document").document["start_time"] == "2025-03-01T08:00:00+00:00"
+
+
+def main_messages(document: Any, format: str) -> list[Any]:
+    """The exported messages but the scenario's system message (which the linear formats place differently)."""
+    if format == "openai":
+        messages = document
+    elif format == "chat_history":
+        messages = document["chat_history"]
+    else:
+        messages = document["main_messages"]
+    return [message for message in messages if message["role"] != "system"]
+
+
+def test_per_message_times_of_a_chat_document_survive_every_linear_export() -> None:
+    document = masterbrain_document()
+    for index, message in enumerate(document["main_messages"]):
+        message["timestamp"] = f"2025-03-01T16:0{index}:00+08:00"
+    conversation = parse_document(document)
+    rebuilt = parse_document(document)
+    for message in rebuilt.messages:
+        message.raw = None  # as if the messages had to be rebuilt from their canonical fields
+
+    for source in (conversation, rebuilt):
+        for format in ("openai", "chat_document", "record_qa", "chat_history"):
+            exported = export_conversation(source, format).document
+            times = [message.get("timestamp") for message in main_messages(exported, format)]
+            assert times == [f"2025-03-01T16:0{index}:00+08:00" for index in range(4)], format
+
+
+# --- what a linear format cannot hold of a tree format's messages ---
+
+
+def test_linear_exports_name_the_author_metadata_and_node_ids_they_drop() -> None:
+    conversation = parse_document(CHAT_GRAPH)  # active path: node-1, node-3; node-2 has author metadata
+    conversation.messages[2].author_metadata = {"client": "web"}
+
+    for format in ("openai", "chat_document", "record_qa", "chat_history"):
+        omitted = export_conversation(conversation, format).omitted
+        assert "author metadata of 1 message" in omitted, format
+        assert "message ids of 2 messages (node ids)" in omitted, format
+    tree = export_conversation(conversation, "chatgpt_export").omitted
+    assert not any(note.startswith(("author metadata", "message ids")) for note in tree)
+
+
+def test_linear_exports_name_the_mapping_ids_of_a_chatgpt_export() -> None:
+    conversation = parse_document(CHATGPT_EXPORT)
+    path = active_path(conversation)
+
+    omitted = export_conversation(conversation, "openai").omitted
+
+    assert f"message ids of {len(path)} messages (mapping ids)" in omitted
+    assert not any(note.startswith("author metadata") for note in omitted)  # every author's metadata is empty
+
+
+def test_messages_without_ids_or_author_metadata_add_no_note() -> None:
+    omitted = export_conversation(tool_conversation(format="chat_graph"), "openai").omitted
+
+    assert not any(note.startswith(("author metadata", "message ids")) for note in omitted)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from chats.export import CAPABILITIES, active_path, export_conversation
+from chats.export import CAPABILITIES, CAPABILITY_NAMES, active_path, export_conversation
 from chats.ingest import detect_format, parse_document
 
 from .cases import (
@@ -34,6 +34,12 @@ TOOL_TREE_PAIRS = [
     for pair in TREE_PAIRS
     if any(m.tool_calls for m in parse_document(pair.values[2], format=pair.values[0]).messages)
 ]
+
+
+@pytest.mark.parametrize("format", sorted(CAPABILITIES))
+def test_every_format_says_whether_it_holds_each_capability(format: str) -> None:
+    # omitted_notes reads every capability of the target: a missing one would fail an export, not a review.
+    assert list(CAPABILITIES[format]) == list(CAPABILITY_NAMES)
 
 
 @pytest.mark.parametrize(("format", "document"), CASES)
@@ -96,7 +102,7 @@ def test_a_tree_format_keeps_the_active_branch(source: str, target: str, documen
 
 def test_tool_calls_go_into_the_tree_formats_from_every_format_that_has_them() -> None:
     sources = {(pair.values[0], pair.values[1]) for pair in TOOL_TREE_PAIRS}
-    assert {target for _, target in sources} == {"chat_graph", "chatgpt_export"}
+    assert {target for _, target in sources} == {"chat_graph", "chatgpt_export", "openwebui"}
     assert {source for source, _ in sources} >= {"openai", "chat_document", "record_qa", "chat_graph", "chatgpt_export"}
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+from datetime import timedelta
+from typing import Any
+
 from chats.export import export_conversation
 from chats.ingest import parse_document
 
 from .builders import branched_conversation, injection_conversation, text_message, tool_conversation
-from .documents import CHATGPT_EXPORT
+from .documents import CHAT_GRAPH, CHATGPT_EXPORT
 
 PROTOCOL = (
     "airalogy.id.lab.example.project.demo.protocol.pcr.v.0.0.1"  # the one builders.injection_conversation injects
@@ -168,3 +172,59 @@ def test_a_branch_added_after_a_chatgpt_import_is_listed_among_its_parents_child
     assert document["mapping"]["aaa-root"]["children"] == ["sys"]
     assert document["current_node"] == "a4"
     assert CHATGPT_EXPORT["mapping"]["t1"]["children"] == ["a3"]  # the received node is not changed
+
+
+def test_chatgpt_export_gives_create_and_update_time_back_as_written() -> None:
+    document = {**CHATGPT_EXPORT, "create_time": 1709280000.123456789, "update_time": 1709280300}
+    conversation = parse_document(document)
+    assert conversation.started_at is not None
+
+    exported = export_conversation(conversation, "chatgpt_export").document
+
+    assert (exported["create_time"], exported["update_time"]) == (1709280000.123456789, 1709280300)
+    conversation.started_at += timedelta(seconds=1)  # another instant than the one written: the stored one wins
+    assert export_conversation(conversation, "chatgpt_export").document["create_time"] == 1709280001.123457
+
+
+def test_a_chat_graph_node_whose_content_has_no_parts_keeps_its_content_type() -> None:
+    document = copy.deepcopy(CHAT_GRAPH)
+    code = {"content_type": "code", "language": "python", "text": "import torch"}
+    output = {"content_type": "execution_output", "text": "2.3.0"}
+    document["nodes"][1]["message"]["content"] = code
+    document["nodes"][2]["message"]["content"] = output
+    conversation = parse_document(document)
+
+    nodes = {node["node_id"]: node for node in export_conversation(conversation, "chat_graph").document["nodes"]}
+
+    assert nodes["node-2"]["message"]["content"] == code
+    assert nodes["node-3"]["message"]["content"] == output
+    assert [m.text for m in conversation.messages[1:]] == ["import torch", "2.3.0"]
+
+
+def wrapped_graph() -> dict[str, Any]:
+    return {"logger": "masterbrain", "chat_graph": {**copy.deepcopy(CHAT_GRAPH), "app": "lab-bot"}, "level": "info"}
+
+
+def test_a_wrapped_chat_graph_exports_wrapped_again() -> None:
+    document = wrapped_graph()
+
+    result = export_conversation(parse_document(document), "chat_graph")
+
+    assert result.document == document
+    assert list(result.document) == ["logger", "chat_graph", "level"]
+    assert result.omitted == []
+
+
+def test_a_wrapped_chat_graph_in_another_format_has_the_keys_around_and_inside_the_graph_at_the_top() -> None:
+    conversation = parse_document(wrapped_graph())
+
+    for format in ("chat_history", "chatgpt_export"):
+        result = export_conversation(conversation, format)
+        again = parse_document(result.document)
+        assert again.format == format
+        assert again.metadata == {"logger": "masterbrain", "level": "info", "app": "lab-bot"}, format
+        assert not any("chat_graph" in note for note in result.omitted), format
+    openai = export_conversation(conversation, "openai").omitted
+    assert "top-level keys: app, level, logger" in openai
+    # A graph that came unwrapped goes out unwrapped.
+    assert "chat_graph" not in export_conversation(parse_document(CHAT_GRAPH), "chat_graph").document

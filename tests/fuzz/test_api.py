@@ -96,6 +96,7 @@ DOCUMENTS = [
         "chat_history/with_conversation_id_and_context.json",
         "chat_graph/branched_graph.json",
         "chatgpt_export/app_export_with_metadata_tool_calls.json",
+        "openwebui/colony_pcr_regenerated_and_rated.json",
     )
 ]
 

@@ -1,7 +1,7 @@
 """Fuzzing every parser entry point: whatever JSON arrives, the only failure is a ParseError that points into the
 document, and whatever parses satisfies the promises of ``chats/ingest/canonical.py``.
 
-Entry points: the six formats' ``parse``, ``detect_format``, ``parse_document`` (detected, and with a format name
+Entry points: the seven formats' ``parse``, ``detect_format``, ``parse_document`` (detected, and with a format name
 that does not exist), ``iter_conversations``, ``apply_message_feedback`` (ChatGPT's thumbs), and ``jsonio.loads``
 (the strict decoder every document goes through first, from bytes).
 
@@ -28,7 +28,7 @@ from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from chats import ingest, jsonio
-from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, record_qa
+from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, openwebui, record_qa
 from chats.ingest.canonical import (
     ARTIFACT_KINDS,
     FORMATS,
@@ -49,6 +49,7 @@ FUZZED_ENTRY_POINTS = {
     "chat_history.parse",
     "chat_graph.parse",
     "chatgpt_export.parse",
+    "openwebui.parse",
     "detect_format",
     "parse_document",
     "iter_conversations",
@@ -58,7 +59,8 @@ FUZZED_ENTRY_POINTS = {
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 MODULES = {
-    module.NAME: module for module in (openai, chat_document, record_qa, chat_history, chat_graph, chatgpt_export)
+    module.NAME: module
+    for module in (openai, chat_document, record_qa, chat_history, chat_graph, chatgpt_export, openwebui)
 }
 assert set(MODULES) == set(FORMATS)
 
@@ -71,6 +73,13 @@ CALL_KEYS = frozenset({"id", "type", "function", "custom", "arguments", "name"})
 GRAPH_NODE_KEYS = frozenset({"node_id", "parent_id", "timestamp", "message"})
 GRAPH_MESSAGE_KEYS = (OPENAI_MESSAGE_KEYS - {"role"}) | {"id", "author", "context"}
 CHATGPT_MESSAGE_KEYS = frozenset({"id", "author", "content", "create_time", "recipient", "weight"})
+# An Open WebUI message: its own keys, the OpenAI-style ones its parser reads, and `annotation` (a rating, or extra).
+OPENWEBUI_MESSAGE_KEYS = (
+    frozenset({"id", "parentId", "childrenIds", "role", "content", "timestamp", "files", "annotation"})
+    | OPENAI_MESSAGE_KEYS
+)
+# The `chat` keys read into fields; its other keys are kept in metadata["chat"].
+OPENWEBUI_CHAT_KEYS = frozenset({"history", "messages"})
 WRAPPER_KEYS = frozenset(
     {"chat_id", "user_id", "title", "model", "start_time", "end_time", "scenario", "scenario_messages"}
     | {"human_feedback"}
@@ -84,7 +93,10 @@ TOP_LEVEL_KEYS: dict[str, frozenset[str]] = {
         {"id", "conversation_id", "title", "create_time", "update_time", "current_node", "mapping"}
         | {"default_model_slug"}
     ),
+    "openwebui": frozenset({"id", "user_id", "title", "chat", "created_at", "updated_at"}),
 }
+# Formats of which a JSON array of one conversation is that conversation.
+LIST_FORMATS = ("chatgpt_export", "openwebui")
 
 # --- JSON pointers --------------------------------------------------------------------------------------------
 
@@ -190,6 +202,8 @@ def check_message(message: Message, format_name: str, document: Any) -> None:
         expected |= {k: v for k, v in body.items() if k not in GRAPH_MESSAGE_KEYS}
     elif format_name == "chatgpt_export":
         expected = {k: v for k, v in raw["message"].items() if k not in CHATGPT_MESSAGE_KEYS}
+    elif format_name == "openwebui":
+        expected = {k: v for k, v in raw.items() if k not in OPENWEBUI_MESSAGE_KEYS}
     else:
         expected = {k: v for k, v in raw.items() if k not in OPENAI_MESSAGE_KEYS}
         if format_name == "chat_history" and "context" in expected and "context" not in message.extra:
@@ -213,7 +227,7 @@ def check_conversation(conversation: Conversation, document: Any, format_name: s
     assert conversation.format == format_name
     assert conversation.messages, "a conversation without messages"
     conversation_document = document
-    if format_name == "chatgpt_export" and isinstance(document, list):
+    if format_name in LIST_FORMATS and isinstance(document, list):
         conversation_document = document[0]
 
     keys: set[str] = set()
@@ -258,9 +272,51 @@ def check_conversation(conversation: Conversation, document: Any, format_name: s
             if key not in known:
                 assert conversation.metadata.get(key) is value, f"top-level {key!r} lost"
         for key, value in conversation.metadata.items():
+            if format_name == "openwebui" and key == openwebui.METADATA_CHAT_KEY:
+                continue  # the chat's own other keys, checked below
             assert conversation_document.get(key) is value, f"metadata {key!r} is not the document's"
     else:
         assert conversation.metadata == {}
+    if format_name == "openwebui":
+        _check_openwebui_keys(conversation, conversation_document)
+
+
+def _check_openwebui_keys(conversation: Conversation, item: dict[str, Any]) -> None:
+    """The `chat` keys no field holds are in metadata["chat"], verbatim (its linear `messages` copy only when it
+    is not the active branch as received); every annotation is a rating's raw or is kept in extra."""
+    chat = item["chat"]
+    kept = conversation.metadata.get(openwebui.METADATA_CHAT_KEY, {})
+    for key, value in chat.items():
+        if key not in OPENWEBUI_CHAT_KEYS:
+            assert kept[key] is value, f"chat key {key!r} lost"
+    assert set(kept) <= set(chat)
+    branch = [message.raw for message in _active_branch(conversation)]
+    if "messages" in chat:
+        is_copy = isinstance(chat["messages"], list) and [canonical_json(m) for m in chat["messages"]] == [
+            canonical_json(m) for m in branch
+        ]
+        assert ("messages" in kept) is not is_copy and (is_copy or kept["messages"] is chat["messages"])
+    else:
+        assert "messages" not in kept
+    history_rest = {k: v for k, v in chat["history"].items() if k not in ("messages", "currentId")}
+    assert kept.get("history", {}) == history_rest
+    assert all(kept["history"][k] is v for k, v in history_rest.items())
+
+    ratings = {id(feedback.raw) for feedback in conversation.feedback}
+    for message in conversation.messages:
+        if "annotation" in message.raw:
+            annotation = message.raw["annotation"]
+            assert (id(annotation) in ratings) is not (message.extra.get("annotation") is annotation)
+    assert all(f.origin == "openwebui" and f.score in (1, -1, None) for f in conversation.feedback)
+
+
+def _active_branch(conversation: Conversation) -> list[Message]:
+    by_key = {message.key: message for message in conversation.messages}
+    branch, key = [], conversation.active_leaf_key
+    while key is not None:
+        branch.append(by_key[key])
+        key = by_key[key].parent_key
+    return branch[::-1]
 
 
 # --- running every entry point --------------------------------------------------------------------------------
@@ -385,6 +441,8 @@ KNOWN_KEYS = sorted(
     | {"input", "text", "image_url", "url", "detail", "input_audio", "file", "refusal", "score", "additional"}
     | {"thoughts", "summary", "asset_pointer", "is_visually_hidden_from_conversation", "model_slug"}
     | {"inject_airalogy_protocols", "airalogy_protocol_ids", "ids", "rating", "message_id"}
+    | OPENWEBUI_MESSAGE_KEYS
+    | {"currentId", "models", "modelName", "comment", "reason", "tags", "type", "name"}
 )
 
 characters = st.one_of(
@@ -720,6 +778,128 @@ def chatgpt_pointer(node_id: str) -> str:
     return "/mapping/" + node_id.replace("~", "~0").replace("/", "~1")
 
 
+@st.composite
+def openwebui_documents(draw: st.DrawFn) -> Any:
+    ids = draw(st.lists(st.sampled_from(NODE_IDS), min_size=1, max_size=8, unique=True))
+    messages: dict[str, Any] = {}
+    for message_id in ids:
+        role = draw(st.sampled_from(["user", "assistant"]))
+        content = draw(
+            st.one_of(
+                texts,
+                st.sampled_from(
+                    [
+                        openwebui.quote_reasoning("why") + "answer",
+                        '<details type="reasoning" done="false">\n<summary>Thinking…</summary>\n> cut',
+                        '<details type="reasoning">&gt; escaped</details>after',
+                    ]
+                ),
+            )
+        )
+        message: dict[str, Any] = {
+            "id": draw(st.sampled_from([message_id, message_id, "other"])),
+            "parentId": draw(st.one_of(st.none(), st.sampled_from(ids), st.just("gone"))),
+            "childrenIds": draw(st.lists(st.sampled_from(ids), max_size=3)),  # need not agree with the parents
+            "role": role,
+            "content": content,
+            "timestamp": draw(st.one_of(st.none(), st.integers(0, 2_000_000_000))),
+        }
+        if draw(st.booleans()):
+            message["annotation"] = draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "rating": st.one_of(st.sampled_from([1, -1, 0, None]), scalars),
+                        "comment": texts,
+                        "reason": texts,
+                        "tags": st.lists(texts, max_size=2),
+                    },
+                )
+            )
+        if draw(st.booleans()):
+            message["files"] = draw(
+                st.lists(
+                    st.one_of(st.just({"type": "image", "url": "data:image/png;base64,AA=="}), json_values), max_size=2
+                )
+            )
+        messages[message_id] = message
+    current = draw(st.one_of(st.none(), st.sampled_from(ids), st.just("gone")))
+    item = {"id": "owui", "chat": {"models": ["m"], "history": {"messages": messages, "currentId": current}}}
+    return [item] if draw(st.booleans()) else item
+
+
+@PARSERS
+@given(document=openwebui_documents())
+@example(document={"chat": {"history": {"messages": {"a": {"role": "user", "parentId": "a", "content": ""}}}}})
+def test_openwebui_refuses_cycles_roots_dangling_parents_and_rates_by_annotation(document: Any) -> None:
+    item = document[0] if isinstance(document, list) else document
+    prefix = "/0" if isinstance(document, list) else ""
+    messages = item["chat"]["history"]["messages"]
+    parent_of = {
+        key: message["parentId"] if message["parentId"] in messages else None for key, message in messages.items()
+    }
+    cycles = {openwebui_pointer(prefix, key) + "/parentId" for key in _unrooted(parent_of)}
+
+    outcome = exercise(document)["openwebui"]
+
+    if cycles:
+        assert isinstance(outcome, ParseError)
+        assert {issue.path for issue in outcome.errors} == cycles
+        return
+    assert isinstance(outcome, Conversation), outcome
+    assert {message.key: message.parent_key for message in outcome.messages} == parent_of
+    warned = {warning.path for warning in outcome.warnings}
+    for key, message in messages.items():
+        if message["parentId"] not in (None, *messages):
+            assert openwebui_pointer(prefix, key) + "/parentId" in warned
+    current = item["chat"]["history"]["currentId"]
+    leaves = [m for m in outcome.messages if m.key not in set(parent_of.values())]
+    if current in messages:
+        assert outcome.active_leaf_key == current
+    else:
+        assert outcome.active_leaf_key in {m.key for m in leaves}
+    expected = [
+        (key, message["annotation"]["rating"])
+        for key, message in messages.items()
+        if isinstance(message.get("annotation"), dict)
+        and message["annotation"].get("rating") in (1, -1)
+        and not isinstance(message["annotation"]["rating"], bool)
+    ]
+    assert [(f.message_key, f.score) for f in outcome.feedback if f.score is not None] == expected
+
+
+def openwebui_pointer(prefix: str, message_id: str) -> str:
+    return f"{prefix}/chat/history/messages/" + message_id.replace("~", "~0").replace("/", "~1")
+
+
+@PARSERS
+@given(
+    reasoning=st.text(characters, max_size=40),
+    answer=st.text(characters, max_size=40).filter(lambda text: openwebui.REASONING_OPEN not in text),
+)
+@example(reasoning="a\n</details>\nb", answer="\n</details>")
+@example(reasoning="", answer="")
+def test_exported_reasoning_splits_back_exactly(reasoning: str, answer: str) -> None:
+    assert openwebui.split_reasoning(openwebui.quote_reasoning(reasoning) + answer) == (answer, reasoning)
+
+
+_MARKERS = ['<details type="reasoning"', ' done="true">', ">", "\n", "</details>", "<summary>", "</summary>"]
+
+
+@PARSERS
+@given(pieces=st.lists(st.one_of(st.sampled_from([*_MARKERS, "> ", "&gt; "]), st.text(characters, max_size=4))))
+def test_any_text_splits_into_an_answer_and_reasoning_from_its_pieces(pieces: list[str]) -> None:
+    text = "".join(pieces)
+
+    answer, reasoning = openwebui.split_reasoning(text)
+
+    assert isinstance(answer, str) and isinstance(reasoning, str)
+    if openwebui.REASONING_OPEN not in text:
+        assert (answer, reasoning) == (text, "")
+    else:
+        assert len(answer) <= len(text)
+
+
 # --- tool results linked by id --------------------------------------------------------------------------------
 
 
@@ -776,6 +956,9 @@ NESTING_TEMPLATES = [
     '{"main_messages": [{"role": "user", "content": "x"}], "start_time": %s, "human_feedback": [{"score": %s}]}',
     '{"nodes": [{"node_id": "n", "message": {"author": {"role": "user", "metadata": %s}}}]}',
     '{"mapping": {"n": {"message": {"author": {"role": "user"}, "content": %s}}}}',
+    '{"chat": {"history": {"messages": {"m": {"role": "assistant", "content": "x", "annotation": %s}}}}}',
+    # The linear copy is compared with the active branch: nested as deep as the decoder goes, on both sides.
+    '[{"chat": {"history": {"messages": {"m": {"role": "user", "x": %s}}}, "messages": [{"role": "user", "x": %s}]}}]',
     "%s",
 ]
 

@@ -149,3 +149,16 @@ def test_a_chat_document_without_messages_is_rejected():
     assert [error.as_dict() for error in caught.value.errors] == [
         {"path": "/history", "message": "the conversation has no messages"}
     ]
+
+
+def test_start_and_end_time_are_kept_as_written_beside_their_utc_instant():
+    conversation = chat_document.parse(minimal(start_time="2025-03-01T10:00:00+08:00", end_time="2025-03-01T02:30:00"))
+    assert conversation.started_at == datetime(2025, 3, 1, 2, 0, tzinfo=UTC)
+    assert conversation.ended_at == datetime(2025, 3, 1, 2, 30, tzinfo=UTC)
+    assert conversation.original_times == {"start_time": "2025-03-01T10:00:00+08:00", "end_time": "2025-03-01T02:30:00"}
+
+
+def test_a_record_qa_document_keeps_its_times_as_written_and_absent_times_are_not_invented():
+    record_qa = parse_document(minimal(context={}, start_time=1740794400.25), format="record_qa")
+    assert record_qa.original_times == {"start_time": 1740794400.25}
+    assert chat_document.parse(minimal(end_time=None)).original_times == {}

@@ -2,7 +2,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chats.ingest import chat_graph, parse_document
+from chats.ingest import chat_graph, detect_format, parse_document
 from chats.ingest.canonical import ParseError
 
 from . import load_fixture
@@ -249,3 +249,101 @@ def test_artifact_warnings_point_into_the_node_message():
         "/nodes/0/message/tool_calls/0",
         "/nodes/1/message/content",
     ]
+
+
+# --- content without parts ----------------------------------------------------------------------------------
+
+
+def with_content(node_, content):
+    node_["message"]["content"] = content
+    return node_
+
+
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        ({"content_type": "code", "language": "python", "text": "print(1)"}, "print(1)"),
+        ({"content_type": "execution_output", "text": "1\n"}, "1\n"),
+        ({"content_type": "tether_browsing_display", "result": "L1: Q5 polymerase, 98 °C"}, "L1: Q5 polymerase, 98 °C"),
+        ({"content_type": "text", "text": "plain text under text"}, "plain text under text"),
+        ({"content_type": "sandbox_log", "text": "an unknown type with text"}, "an unknown type with text"),
+    ],
+)
+def test_content_without_parts_is_read_from_where_its_content_type_keeps_the_text(content, text):
+    conversation = chat_graph.parse(graph(with_content(node("a", None, role="assistant"), content)))
+    message = conversation.messages[0]
+    assert message.parts == [{"type": "text", "text": text}]
+    assert message.text == text  # what search and excerpts read
+    assert message.raw["message"]["content"] is content
+    assert conversation.warnings == []
+
+
+def test_thoughts_without_parts_become_reasoning():
+    thoughts = {"content_type": "thoughts", "thoughts": [{"summary": "Check Tm", "content": "Tm is 62 °C."}]}
+    message = chat_graph.parse(graph(with_content(node("a", None, role="assistant"), thoughts))).messages[0]
+    assert (message.parts, message.reasoning) == ([], "Check Tm\nTm is 62 °C.")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"content_type": "app_pairing_content", "workspaces": [{"id": "w1"}]},
+        {"content_type": "code", "language": "python"},
+        {"result": {"rows": 3}},
+    ],
+)
+def test_content_with_neither_parts_nor_text_is_kept_verbatim_as_an_unknown_part_with_a_warning(content):
+    conversation = chat_graph.parse(graph(with_content(node("a", None), content)))
+    assert conversation.messages[0].parts == [{"type": "unknown", "raw": content}]
+    assert [(warning.path, warning.message) for warning in conversation.warnings] == [
+        ("/nodes/0/message/content", "content has no parts and no text; kept verbatim as an unknown part")
+    ]
+
+
+def test_empty_content_without_parts_stays_an_empty_message():
+    conversation = chat_graph.parse(graph(with_content(node("a", None), {"content_type": "text"})))
+    assert conversation.messages[0].parts == []
+    assert conversation.warnings == []
+
+
+# --- a graph wrapped under a chat_graph key -----------------------------------------------------------------
+
+
+def wrapped(*nodes, **outer):
+    return {"logged_at": "2025-03-01T10:00:00+08:00", "chat_graph": {**graph(*nodes), "app": "lab-bot"}, **outer}
+
+
+def test_a_wrapped_graph_is_detected_and_parsed_as_chat_graph():
+    document = wrapped(node("a", None), node("b", "a", role="assistant", text="Hello"))
+    assert detect_format(document) == "chat_graph"
+    conversation = parse_document(document)
+    assert conversation.format == "chat_graph"
+    assert conversation.external_id == "g1"  # from inside the wrapper
+    assert [(m.key, m.parent_key, m.text) for m in conversation.messages] == [("a", None, "Hi"), ("b", "a", "Hello")]
+    assert [m.source_path for m in conversation.messages] == ["/chat_graph/nodes/0", "/chat_graph/nodes/1"]
+    # The wrapper's other keys are top-level keys; the graph's own other keys stay under the wrapper key.
+    assert conversation.metadata == {"logged_at": "2025-03-01T10:00:00+08:00", "chat_graph": {"app": "lab-bot"}}
+
+
+def test_a_wrapped_graph_beside_a_chat_history_is_read_as_the_graph():
+    document = wrapped(node("a", None), chat_history=[{"role": "user", "content": "Hi"}])
+    assert detect_format(document) == "chat_graph"
+    assert parse_document(document).metadata["chat_history"] == [{"role": "user", "content": "Hi"}]
+
+
+def test_errors_and_warnings_of_a_wrapped_graph_point_into_the_wrapper():
+    conversation = chat_graph.parse(wrapped(node("a", None), node("b", "gone")))
+    assert [warning.path for warning in conversation.warnings] == ["/chat_graph/nodes/1/parent_id"]
+
+    no_role = node("b", "a")
+    no_role["message"]["author"] = {}
+    with pytest.raises(ParseError) as caught:
+        chat_graph.parse(wrapped(node("a", None), no_role))
+    assert [(error.path, error.message) for error in caught.value.errors] == [
+        ("/chat_graph/nodes/1/message/author/role", "a message needs a role (a non-empty string)")
+    ]
+
+
+def test_a_chat_graph_key_without_nodes_is_no_graph():
+    document = {"chat_graph": {"conversation_id": "g1"}, "chat_history": [{"role": "user", "content": "Hi"}]}
+    assert detect_format(document) == "chat_history"

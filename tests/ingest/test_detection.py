@@ -65,7 +65,11 @@ def test_a_named_format_that_does_not_match_says_what_it_expects():
     with pytest.raises(ParseError) as caught:
         parse_document(load_fixture("openai/legacy_function_call.json"), format="chat_graph")
     assert [error.as_dict() for error in caught.value.errors] == [
-        {"path": "", "message": "format 'chat_graph' expects an object with a 'nodes' list"}
+        {
+            "path": "",
+            "message": "format 'chat_graph' expects an object with a 'nodes' list "
+            "(or such an object under a 'chat_graph' key)",
+        }
     ]
 
 

@@ -49,6 +49,13 @@ EXPECTED_ERRORS = {
     "chatgpt_export/malformed/parent_cycle.json": [
         (f"/mapping/{node}/parent", f"node '{node}' is in or under a cycle of parents") for node in CYCLE_NODES
     ],
+    "openwebui/malformed/parent_cycle.json": [
+        (f"/chat/history/messages/{key}/parentId", f"message '{key}' is in or under a cycle of parents")
+        for key in ("m2", "m3")
+    ],
+    "openwebui/malformed/message_without_role.json": [
+        ("/0/chat/history/messages/m2/role", "a message needs a role (a non-empty string)")
+    ],
 }
 
 

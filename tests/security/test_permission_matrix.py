@@ -662,7 +662,7 @@ class World:
 PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "a Different passphrase 4 the matrix"
 TINY_DOCUMENT = {"conversation_id": "matrix-1", "chat_history": [{"role": "user", "content": "Who are you?"}]}
-EXPORT_FORMATS = ("openai", "chat_document", "record_qa", "chat_history", "chat_graph", "chatgpt_export")
+EXPORT_FORMATS = ("openai", "chat_document", "record_qa", "chat_history", "chat_graph", "chatgpt_export", "openwebui")
 
 
 def _user(username: str, *, group: str | None = None, **flags: Any) -> User:

@@ -1,0 +1,238 @@
+"""The bulk endpoint's item limit is checked in the bytes, before any document is decoded; and the counters that
+check it (chats.jsonio) count exactly what the decoder would find."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import hypothesis
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chats import jsonio
+from chats.models import Conversation, IngestionReceipt
+
+BULK = "/api/v1/ingest/bulk/"
+HISTORY = [{"role": "user", "content": "Who are you?"}, {"role": "assistant", "content": "Airalogy Masterbrain."}]
+
+
+def document(number: int) -> dict[str, Any]:
+    return {"conversation_id": str(number), "chat_history": HISTORY}
+
+
+def post_array(client: Any, body: bytes | str) -> Any:
+    return client.post(BULK, data=body, content_type="application/json")
+
+
+def post_ndjson(client: Any, body: bytes | str) -> Any:
+    return client.post(BULK, data=body, content_type="application/x-ndjson")
+
+
+@pytest.fixture
+def limit_of_three(settings: Any) -> int:
+    settings.MASTERBRAIN_MAX_BULK_ITEMS = 3
+    return 3
+
+
+@pytest.fixture
+def no_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test whose request decodes a document."""
+
+    def refuse(data: str | bytes) -> Any:
+        raise AssertionError("a document was decoded before the item limit was checked")
+
+    monkeypatch.setattr(jsonio, "loads", refuse)
+
+
+TOO_MANY = {"path": "", "message": "more than 3 documents: at most 3 per bulk request"}
+
+
+# --- the endpoint ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_array_over_the_limit_gets_413_and_stores_nothing(ingest_client, limit_of_three):
+    response = post_array(ingest_client, json.dumps([document(n) for n in range(4)]))
+
+    assert response.status_code == 413
+    assert response.json() == {"errors": [TOO_MANY]}
+    assert Conversation.objects.count() == 0 and IngestionReceipt.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_an_array_over_the_limit_is_refused_before_it_is_decoded(ingest_client, limit_of_three, no_decoding):
+    response = post_array(ingest_client, json.dumps([document(n) for n in range(4)]))
+
+    assert response.status_code == 413 and response.json() == {"errors": [TOO_MANY]}
+
+
+@pytest.mark.django_db
+def test_ndjson_over_the_limit_gets_413_before_any_line_is_decoded(ingest_client, limit_of_three, no_decoding):
+    body = "\n".join(json.dumps(document(n)) for n in range(4))
+
+    response = post_ndjson(ingest_client, body)
+
+    assert response.status_code == 413 and response.json() == {"errors": [TOO_MANY]}
+    assert Conversation.objects.count() == 0 and IngestionReceipt.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_megabytes_of_short_invalid_lines_get_413_at_once(ingest_client, settings, no_decoding):
+    settings.MASTERBRAIN_MAX_BULK_ITEMS = 1000
+    body = b"x\n" * (4 * 1024 * 1024)  # 8 MiB: 4 million lines that are not JSON
+    started = time.perf_counter()
+
+    response = post_ndjson(ingest_client, body)
+
+    assert response.status_code == 413
+    assert response.json()["errors"][0]["path"] == ""
+    assert time.perf_counter() - started < 10  # it was 44 s and 1 GB when every line was decoded first
+    assert IngestionReceipt.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_an_array_of_exactly_the_limit_passes_the_check(ingest_client, limit_of_three):
+    response = post_array(ingest_client, json.dumps([document(n) for n in range(3)]))
+
+    assert response.status_code == 200
+    assert [result["outcome"] for result in response.json()["results"]] == ["created"] * 3
+
+
+@pytest.mark.django_db
+def test_ndjson_blank_lines_are_not_documents(ingest_client, limit_of_three):
+    lines = [json.dumps(document(n)) for n in range(3)]
+    body = "\n \n".join(lines) + "\r\n\t\n"
+
+    response = post_ndjson(ingest_client, body)
+
+    assert response.status_code == 200 and len(response.json()["results"]) == 3
+
+
+@pytest.mark.django_db
+def test_commas_and_brackets_inside_strings_are_not_items(ingest_client, limit_of_three):
+    tricky = [
+        {**document(1), "title": 'a, b], [c", {d}'},
+        {**document(2), "tags": [[1, 2], {"x": [3, ",", "]"]}], "note": "\\"},
+        {**document(3), "note": '\\", "' * 10},
+    ]
+
+    assert post_array(ingest_client, json.dumps(tricky)).status_code == 200
+    assert post_array(ingest_client, json.dumps([*tricky, document(4)])).status_code == 413
+
+
+@pytest.mark.django_db
+def test_a_body_that_is_not_an_array_is_still_a_400_with_a_receipt(ingest_client, limit_of_three):
+    response = post_array(ingest_client, json.dumps(document(1)))
+
+    assert response.status_code == 400 and response.json()["errors"][0]["path"] == ""
+    assert IngestionReceipt.objects.filter(uuid=response.json()["receipt"]).exists()
+
+
+@pytest.mark.django_db
+def test_a_malformed_array_within_the_limit_is_left_to_the_decoder(ingest_client, limit_of_three):
+    response = post_array(ingest_client, '[{"chat_history": []}, "unterminated')
+
+    assert response.status_code == 400 and "not valid JSON" in response.json()["errors"][0]["message"]
+
+
+# --- counting an array -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "count"),
+    [
+        (b"[]", 0),
+        (b" \n[ \t]\r\n", 0),
+        (b"[1]", 1),
+        (b'[1, "two", null, true, 5.5e3]', 5),
+        (b'["a,b", "[", "]", "{", "}", ","]', 6),
+        (b'["\\"", "\\\\", "\\\\\\"", "x\\",y"]', 4),
+        (b'[{"a": [1, [2, 3]], "b": {"c": ","}}, [[[[]]]], {}]', 3),
+        (b'[[1,2],[3,[4,[5,[6,[7]]]]],{"k":{"k":{"k":{"k":[]}}}}]', 3),
+        ('["é,", "日本,語", "\\u00e9"]'.encode(), 3),
+        (b"\xef\xbb\xbf[1, 2]", 2),  # a UTF-8 byte order mark, which json.loads accepts
+        ('[1, "a,b", [2]]'.encode("utf-16"), 3),  # UTF-16, which json.loads accepts too
+    ],
+)
+def test_array_items_are_counted_as_the_decoder_sees_them(body, count):
+    assert jsonio.count_array_items(body, stop_after=100) == count
+    if count:
+        assert count == len(json.loads(body))
+
+
+@pytest.mark.parametrize("body", [b"{}", b'{"a": [1, 2]}', b'"[1, 2]"', b"12", b"", b"  ", b"null", b"\xff\xfe\xfd"])
+def test_a_body_that_is_not_an_array_has_no_count(body):
+    assert jsonio.count_array_items(body, stop_after=100) is None
+
+
+def test_counting_stops_just_past_the_limit():
+    assert jsonio.count_array_items(b"[1, 2, 3, 4, 5" + b", 6" * 1000, stop_after=2) == 3
+
+
+@pytest.mark.parametrize(
+    ("body", "count"),
+    [
+        (b'[1, "never closed', 2),
+        (b"[[1, 2], [3", 2),
+        (b"[1,,2]", 2),
+        (b"[1, 2,]", 2),
+        (b"[" * 200_000, 1),  # deeper than any decoder goes: counted as one, which the decoder refuses
+    ],
+)
+def test_a_malformed_array_is_counted_up_to_where_it_breaks(body, count):
+    assert jsonio.count_array_items(body, stop_after=100) == count
+
+
+JSON_TEXT = st.text(alphabet=st.sampled_from('",[]{}\\:/ \n\tabé\u2028')) | st.text()
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | JSON_TEXT,
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(JSON_TEXT, children, max_size=5),
+    max_leaves=30,
+)
+DUMPS_OPTIONS = st.sampled_from(
+    [{}, {"ensure_ascii": False}, {"indent": 2}, {"separators": (",", ":")}, {"indent": "\t", "ensure_ascii": False}]
+)
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@given(array=st.lists(JSON_VALUES, max_size=12), options=DUMPS_OPTIONS)
+def test_any_json_array_is_counted_exactly(array, options):
+    body = json.dumps(array, **options).encode()
+
+    assert jsonio.count_array_items(body, stop_after=10**9) == len(array)
+    assert jsonio.count_array_items(body, stop_after=3) == min(len(array), 4)
+
+
+# --- counting NDJSON lines -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "count"),
+    [
+        (b"", 0),
+        (b"\n\r\n\r", 0),
+        (b" \t\x0b\x0c\n", 0),
+        (b"{}", 1),
+        (b"{}\n{}\n", 2),
+        (b"{}\r{}\r\n{}", 3),
+        (b"  {}  \n\n\t\n x", 2),
+    ],
+)
+def test_lines_are_counted_as_the_endpoint_splits_them(body, count):
+    assert jsonio.count_lines(body, stop_after=100) == count
+
+
+def test_counting_lines_stops_just_past_the_limit():
+    assert jsonio.count_lines(b"x\n" * 1_000_000, stop_after=5) == 6
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@given(
+    body=st.binary()
+    | st.lists(st.sampled_from([b"{}", b" ", b"\n", b"\r", b"\r\n", b"\t", b"\x0b", b"x"])).map(b"".join)
+)
+def test_any_body_has_as_many_lines_as_splitlines_finds(body):
+    assert jsonio.count_lines(body, stop_after=10**9) == len([line for line in body.splitlines() if line.strip()])
