@@ -83,6 +83,11 @@ def _decode_json(text: bytes, *, line_offset: int = 0) -> Any:
         raise _Rejected(400, [Issue("", f"not valid JSON: {error.msg} at {where}")]) from None
 
 
+def _check_item_count(count: int | None, limit: int) -> None:
+    if count is not None and count > limit:
+        raise _Rejected(413, [Issue("", f"more than {limit} documents: at most {limit} per bulk request")])
+
+
 def _format_param(request: Request) -> str | None:
     value = request.query_params.get("format_name") or request.query_params.get("format")
     return value or None
@@ -193,21 +198,25 @@ class BulkIngestView(APIView):
         source = _source(request)
         media_type = _media_type(request)
         items: list[tuple[Any, Issue | None, bytes]]
+        limit = settings.MASTERBRAIN_MAX_BULK_ITEMS
         try:
+            # The documents are counted in the bytes, before any is decoded: a body of too many costs a scan.
             if media_type in JSON_TYPES:
-                document = _decode_json(_read_body(request))
+                data = _read_body(request)
+                _check_item_count(jsonio.count_array_items(data, stop_after=limit), limit)
+                document = _decode_json(data)
                 if not isinstance(document, list):
                     raise _Rejected(400, [Issue("", "a bulk request is a JSON array of documents")])
                 items = [(item, None, b"") for item in document]
             elif media_type in NDJSON_TYPES:
-                items = self._ndjson_items(_read_body(request))
+                data = _read_body(request)
+                _check_item_count(jsonio.count_lines(data, stop_after=limit), limit)
+                items = self._ndjson_items(data)
             else:
                 raise _Rejected(
                     415, [Issue("", "send a JSON array (application/json) or NDJSON (application/x-ndjson)")]
                 )
-            limit = settings.MASTERBRAIN_MAX_BULK_ITEMS
-            if len(items) > limit:
-                raise _Rejected(413, [Issue("", f"{len(items)} documents: at most {limit} per bulk request")])
+            _check_item_count(len(items), limit)
         except _Rejected as rejected:
             receipt = None
             if rejected.status_code == 400:  # read, but not a JSON array: kept like any other attempt

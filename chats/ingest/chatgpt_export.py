@@ -13,7 +13,6 @@ verbatim. ChatGPT's metadata is its own, so a ``tool_calls`` there that cannot b
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from chats import jsonio
@@ -29,10 +28,12 @@ from chats.ingest.canonical import (
 from chats.ingest.chat_graph import OpenAIStyleKeys
 from chats.ingest.common import (
     Issues,
+    content_object_parts,
     external_id,
-    normalize_part,
+    original_times,
     parents_first,
     parse_arguments,
+    parse_nested,
     parse_timestamp,
     pointer,
     render_text,
@@ -83,27 +84,15 @@ def parse(document: Any) -> Conversation:
             raise ParseError(
                 [Issue("", f"this conversations.json holds {len(document)} conversations: import it in bulk")]
             )
-        return _inside_list(_Parser(document[0]))
+        # The one conversation of a `conversations.json` array: every path points under /0.
+        return parse_nested("/0", _Parser(document[0]).parse)
     return _Parser(document).parse()
-
-
-def _inside_list(parser: _Parser) -> Conversation:
-    """Parse the one conversation of a ``conversations.json`` array, with every path pointing under ``/0``."""
-    try:
-        conversation = parser.parse()
-    except ParseError as error:
-        raise ParseError([Issue(f"/0{issue.path}", issue.message) for issue in error.errors]) from None
-    conversation.warnings = [Issue(f"/0{issue.path}", issue.message) for issue in conversation.warnings]
-    for message in conversation.messages:
-        message.source_path = f"/0{message.source_path}"
-    return conversation
 
 
 class _Parser:
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
         self.issues = Issues()
-        self.by_key: dict[str, Message] = {}
         # Reads the metadata's OpenAI-style keys into issues of its own, which are drained after every message.
         self.metadata_keys = OpenAIStyleKeys(Issues())
 
@@ -129,7 +118,6 @@ class _Parser:
             else:
                 nearest[node_id] = node_id
                 messages.append(message)
-                self.by_key[node_id] = message
         issues.raise_errors()
         require_messages(messages, "/mapping")
         self._link_results(messages)
@@ -147,6 +135,7 @@ class _Parser:
             started_at=parse_timestamp(document.get("create_time"), "/create_time", issues),
             ended_at=parse_timestamp(document.get("update_time"), "/update_time", issues),
             metadata=unmapped_keys(document, _MAPPED),
+            original_times=original_times(document, ("create_time", "update_time")),
             active_leaf_key=self._active_leaf(document.get("current_node"), nearest),
             artifacts=artifacts,
             warnings=issues.warnings + _in_messages(artifact_warnings, messages),
@@ -190,13 +179,14 @@ class _Parser:
             return None
 
         content = body.get("content")
-        parts, reasoning = _content_parts(content, f"{path}/content", issues)
+        parts, reasoning = content_object_parts(content, f"{path}/content", issues)
         metadata = body.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         recipient = body.get("recipient")
         recipient = recipient if isinstance(recipient, str) else ""
         message = Message(
             key=node_id,
+            input_id=node_id,
             role=role,
             parent_key=parent_key,
             name=author["name"] if isinstance(author.get("name"), str) else "",
@@ -249,6 +239,7 @@ class _Parser:
         nearest assistant ancestor addressed to it, in the same turn (the search stops at a user message).
         """
         calls = {call.call_id for message in messages for call in message.tool_calls}
+        callers = _nearest_callers(messages)
         answered: set[str] = set()
         for message in messages:
             if message.tool_call_id:
@@ -262,17 +253,11 @@ class _Parser:
                 continue
             if message.role != "tool":
                 continue
-            ancestor_key = message.parent_key
-            while ancestor_key is not None:
-                ancestor = self.by_key[ancestor_key]
-                if ancestor.role == "user":
-                    break
-                if ancestor.recipient == message.name and _recipient_call(ancestor) is not None:
-                    message.tool_call_id = ancestor.key
-                    answered.add(ancestor.key)
-                    break
-                ancestor_key = ancestor.parent_key
-            if not message.tool_call_id:
+            caller = callers.get(message.key)
+            if caller is not None:
+                message.tool_call_id = caller
+                answered.add(caller)
+            else:
                 self.issues.warn(
                     message.source_path,
                     f"orphan result: no earlier message of this turn calls '{message.name}'",
@@ -298,6 +283,43 @@ class _Parser:
         return None
 
 
+def _nearest_callers(messages: list[Message]) -> dict[str, str]:
+    """tool message key -> the key of its nearest ancestor addressed to its name in the same turn (with no user
+    message between them), for the tool messages that have one.
+
+    One walk down the tree, keeping on the way the callers of each tool name and the user messages on the current
+    path: linear, where searching up from every tool message costs the length of the turn each time.
+    """
+    children: dict[str | None, list[Message]] = {}
+    for message in messages:  # parents first
+        children.setdefault(message.parent_key, []).append(message)
+    found: dict[str, str] = {}
+    callers: dict[str, list[tuple[int, str]]] = {}  # tool name -> (depth, key) of its callers on the path
+    turns: list[int] = [-1]  # depths of the user messages on the path
+    # (message, depth, whether it calls a tool, whether the walk is entering it or leaving it)
+    stack = [(root, 0, False, True) for root in reversed(children.get(None, []))]
+    while stack:
+        message, depth, calls, entering = stack.pop()
+        if not entering:
+            if message.role == "user":
+                turns.pop()
+            elif calls:
+                callers[message.recipient].pop()
+            continue
+        if message.role == "tool":
+            on_path = callers.get(message.name)
+            if on_path and on_path[-1][0] > turns[-1]:
+                found[message.key] = on_path[-1][1]
+        calls = message.role != "user" and _recipient_call(message) is not None
+        if message.role == "user":
+            turns.append(depth)
+        elif calls:
+            callers.setdefault(message.recipient, []).append((depth, message.key))
+        stack.append((message, depth, calls, False))
+        stack.extend((child, depth + 1, False, True) for child in reversed(children.get(message.key, [])))
+    return found
+
+
 def _recipient_call(message: Message) -> ToolCall | None:
     for call in message.tool_calls:
         if call.type == _RECIPIENT_CALL:
@@ -309,6 +331,10 @@ def _in_messages(warnings: list[Issue], messages: list[Message]) -> list[Issue]:
     """Artifact warnings located where the call or result really is in its node (the injections module points
     below the node, as if it were an OpenAI message)."""
     by_path = {message.source_path: message for message in messages}
+    first_calls: dict[tuple[str, int], ToolCall] = {}  # (message path, call index) -> the first such call
+    for holder in messages:
+        for tool_call in holder.tool_calls:
+            first_calls.setdefault((holder.source_path, tool_call.index), tool_call)
     located = []
     for warning in warnings:
         tokens = warning.path.split("/")  # "", "mapping", node id, then what the injections module names
@@ -319,7 +345,7 @@ def _in_messages(warnings: list[Issue], messages: list[Message]) -> list[Issue]:
         rest = "/".join(tokens[3:])
         if tokens[3] == "tool_calls":
             index = int(tokens[4]) if len(tokens) > 4 and tokens[4].isdigit() else None
-            call = next((call for call in message.tool_calls if call.index == index), None)
+            call = first_calls.get((message.source_path, index)) if index is not None else None
             # A recipient call is the message's content; the others are in its metadata.
             rest = "content" if call is not None and call.type == _RECIPIENT_CALL else f"metadata/{rest}"
         located.append(Issue(f"{message.source_path}/message/{rest}", warning.message))
@@ -333,107 +359,6 @@ def _last_model_slug(messages: list[Message]) -> str:
         if isinstance(slug, str):
             return slug
     return ""
-
-
-# --- content ------------------------------------------------------------------------------------------------
-
-
-def _content_parts(content: Any, path: str, issues: Issues) -> tuple[list[dict[str, Any]], str]:
-    """(parts, reasoning) of a ChatGPT content object; its ``content_type`` decides where the text is."""
-    if content is None:
-        return [], ""
-    if not isinstance(content, dict):
-        issues.error(path, "content must be an object")
-        return [], ""
-    content_type = content.get("content_type")
-    reader = _CONTENT_READERS.get(content_type) if isinstance(content_type, str) else None
-    if reader is not None:
-        return reader(content, path, issues), ""
-    if content_type == "thoughts":
-        return [], _thoughts(content.get("thoughts"))
-    # An unknown content type: take its parts or text when it has some, else keep it whole.
-    if isinstance(content.get("parts"), list):
-        return _multimodal_parts(content, path, issues), ""
-    if isinstance(content.get("text"), str):
-        return _text(content["text"]), ""
-    return [{"type": "unknown", "raw": content}], ""
-
-
-def _text(*pieces: Any) -> list[dict[str, Any]]:
-    text = "\n".join(piece for piece in pieces if isinstance(piece, str) and piece)
-    return [{"type": "text", "text": text}] if text else []
-
-
-def _multimodal_parts(content: dict[str, Any], path: str, issues: Issues) -> list[dict[str, Any]]:
-    raw_parts = content.get("parts")
-    if not isinstance(raw_parts, list):
-        return []
-    parts: list[dict[str, Any]] = []
-    for index, part in enumerate(raw_parts):
-        if isinstance(part, str):
-            if part:  # system and hidden messages often carry a single empty part
-                parts.append({"type": "text", "text": part})
-        elif isinstance(part, dict) and "content_type" in part:
-            parts.append(_pointer_part(part))
-        else:
-            converted = normalize_part(part)
-            if converted is None:
-                issues.error(f"{path}/parts/{index}", "a content part must be an object or a string")
-            else:
-                parts.append(converted)
-    return parts
-
-
-def _pointer_part(part: dict[str, Any]) -> dict[str, Any]:
-    kind = part["content_type"]
-    asset = part.get("asset_pointer")
-    if kind == "image_asset_pointer" and isinstance(asset, str):
-        return {"type": "image", "url": asset}
-    if kind == "audio_asset_pointer" and isinstance(asset, str):
-        return {"type": "audio", "url": asset}
-    if kind == "audio_transcription" and isinstance(part.get("text"), str):
-        return {"type": "text", "text": part["text"]}
-    return {"type": "unknown", "raw": part}
-
-
-def _thoughts(thoughts: Any) -> str:
-    if not isinstance(thoughts, list):
-        return ""
-    blocks = []
-    for thought in thoughts:
-        if isinstance(thought, dict):
-            block = "\n".join(
-                piece for piece in (thought.get("summary"), thought.get("content")) if isinstance(piece, str) and piece
-            )
-            if block:
-                blocks.append(block)
-    return "\n\n".join(blocks)
-
-
-def _tether_quote(content: dict[str, Any]) -> list[dict[str, Any]]:
-    title, url = content.get("title"), content.get("url")
-    heading = f"{title} ({url})" if isinstance(title, str) and isinstance(url, str) else title or url
-    return _text(heading, content.get("text"))
-
-
-def _system_error(content: dict[str, Any]) -> list[dict[str, Any]]:
-    name, text = content.get("name"), content.get("text")
-    return _text(f"{name}: {text}" if isinstance(name, str) and isinstance(text, str) else name or text)
-
-
-_CONTENT_READERS: dict[str, Callable[[dict[str, Any], str, Issues], list[dict[str, Any]]]] = {
-    "text": _multimodal_parts,
-    "multimodal_text": _multimodal_parts,
-    "code": lambda content, path, issues: _text(content.get("text")),
-    "execution_output": lambda content, path, issues: _text(content.get("text")),
-    "reasoning_recap": lambda content, path, issues: _text(content.get("content")),
-    "tether_browsing_display": lambda content, path, issues: _text(content.get("result") or content.get("summary")),
-    "tether_quote": lambda content, path, issues: _tether_quote(content),
-    "system_error": lambda content, path, issues: _system_error(content),
-    "user_editable_context": lambda content, path, issues: _text(
-        content.get("user_profile"), content.get("user_instructions")
-    ),
-}
 
 
 # --- message_feedback.json ----------------------------------------------------------------------------------

@@ -69,7 +69,11 @@ def extract_artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Iss
         for call in message.tool_calls:
             kind = injection_kind(call.name)
             if kind is not None:
-                artifacts.extend(_call_artifacts(message, call, kind, results.get(call.call_id), warnings))
+                # A result answers one call: the first that has its id. A later call reusing the id (which the
+                # parser warns about) gets none; otherwise every such call would decode the same result again and
+                # hold all of its items, and a body of both would cost its size squared.
+                result = results.pop(call.call_id, None)
+                artifacts.extend(_call_artifacts(message, call, kind, result, warnings))
     return artifacts, warnings
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from typing import Any
 
 from chats.ingest.canonical import Conversation, Issue, Message, ToolCall, chain_key, content_key
@@ -255,15 +256,15 @@ class MessageChain:
             for call in message.tool_calls:
                 call_position.setdefault(call.call_id, position)
         answered: set[str] = set()
-        open_function_calls: dict[str, list[str]] = {}
+        open_function_calls: dict[str, deque[str]] = {}  # oldest first
         for position, message in enumerate(self.messages):
             for call in message.tool_calls:
                 if call.type == "function_call":
-                    open_function_calls.setdefault(call.name, []).append(call.call_id)
+                    open_function_calls.setdefault(call.name, deque()).append(call.call_id)
             if message.role == "function" and not message.tool_call_id:
                 waiting = open_function_calls.get(message.name)
                 if waiting:
-                    message.tool_call_id = waiting.pop(0)
+                    message.tool_call_id = waiting.popleft()
                     answered.add(message.tool_call_id)
                 else:
                     issues.warn(

@@ -139,7 +139,7 @@ def test_a_key_writes_only_into_its_own_source(ingest_client, other_source, othe
     other = APIClient()
     other.credentials(HTTP_AUTHORIZATION=f"Api-Key {other_ingest_key}")
     post_json(other, "/api/v1/ingest/", DOCUMENT)
-    untouched = list(Message.objects.values_list("id", "text"))
+    untouched = list(Message.objects.order_by("id").values_list("id", "text"))
 
     response = post_json(
         ingest_client,
@@ -149,7 +149,10 @@ def test_a_key_writes_only_into_its_own_source(ingest_client, other_source, othe
 
     assert response.json()["outcome"] == "created"
     assert Conversation.objects.count() == 2
-    assert list(Message.objects.filter(conversation__source=other_source).values_list("id", "text")) == untouched
+    assert (
+        list(Message.objects.filter(conversation__source=other_source).order_by("id").values_list("id", "text"))
+        == untouched
+    )
 
 
 def test_bulk_stores_good_items_even_when_others_fail(ingest_client):

@@ -42,6 +42,7 @@ ROWS = [
     "P4 full-text search ?q=",
     "P4 artifact-id lookup",
     "P4 deep page / first page",
+    "L1 parser cost ratio at x100 bytes (worst case)",
 ]
 
 

@@ -55,6 +55,14 @@ def test_conversation_fields(conversation):
     assert conversation.warnings == []
 
 
+def test_create_and_update_time_are_kept_as_written(conversation, document):
+    assert conversation.original_times == {
+        "create_time": document["create_time"],
+        "update_time": document["update_time"],
+    }
+    assert type(conversation.original_times["update_time"]) is type(document["update_time"])
+
+
 def test_unmapped_top_level_keys_go_to_metadata(conversation):
     assert set(conversation.metadata) == {
         "moderation_results", "plugin_ids", "conversation_template_id", "gizmo_id", "gizmo_type", "is_archived",

@@ -6,6 +6,7 @@ from chats.ingest.common import (
     Issues,
     content_parts,
     context_pairs,
+    extract_inline_reasoning,
     parents_first,
     parse_arguments,
     parse_timestamp,
@@ -212,6 +213,31 @@ def test_unclosed_think_tag_is_reasoning_cut_off():
 
 def test_several_think_blocks_are_all_kept():
     assert split_think("<think>one</think>A<think>two</think>B") == ("AB", "one\n\ntwo")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Blocks first, then a closing tag left over (its reasoning goes first), then an opening one cut off.
+        ("early</think>A<think>b</think>C", ("AC", "early\n\nb")),
+        ("<think>a</think>B<think>cut off", ("B", "a\n\ncut off")),
+        ("A<think>unclosed<think>again", ("A", "unclosed<think>again")),
+        # A block ends at the first closing tag after its opening one.
+        ("<think><think>x</think>y</think>z", ("z", "y\n\n<think>x")),
+        # Removing a block can join the text around it into a tag, read like any other.
+        ("</thi<think>x</think>nk>Answer", ("Answer", "x")),
+        # Only the first leftover closing tag closes anything; empty reasoning is dropped.
+        ("</think></think>x", ("</think>x", "")),
+        ("<think>only</think>", ("", "only")),
+    ],
+)
+def test_think_tags_in_every_arrangement(text, expected):
+    assert split_think(text) == expected
+
+
+def test_parts_that_held_only_reasoning_are_dropped():
+    parts = [{"type": "text", "text": "<think>a</think>"}, {"type": "text", "text": "<think>b</think>Answer"}]
+    assert extract_inline_reasoning(parts) == ([{"type": "text", "text": "Answer"}], "a\n\nb")
 
 
 # --- arguments and context pairs -------------------------------------------------------------------------------
