@@ -440,18 +440,24 @@ def split_think(text: str) -> tuple[str, str]:
     return answer.strip(), "\n\n".join(block for block in reasoning if block)
 
 
-def extract_inline_reasoning(parts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
-    """The parts with ``<think>`` blocks removed from their text, and the reasoning found.
+def extract_inline_reasoning(
+    parts: list[dict[str, Any]],
+    *,
+    marker: str = "think>",
+    split: Callable[[str], tuple[str, str]] = split_think,
+) -> tuple[list[dict[str, Any]], str]:
+    """The parts with inline reasoning removed from their text, and the reasoning found: ``<think>`` blocks by
+    default, or the blocks that `split` takes out of a text holding `marker`.
 
     Parts that held only reasoning are dropped; the original text stays in the message's ``raw``.
     """
     reasoning: list[str] = []
     kept: list[dict[str, Any]] = []
     for part in parts:
-        if part["type"] != "text" or "think>" not in part["text"]:
+        if part["type"] != "text" or marker not in part["text"]:
             kept.append(part)
             continue
-        answer, thought = split_think(part["text"])
+        answer, thought = split(part["text"])
         if thought:
             reasoning.append(thought)
         if answer:

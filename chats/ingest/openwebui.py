@@ -43,6 +43,7 @@ from chats.ingest.common import (
     Issues,
     content_parts,
     external_id,
+    extract_inline_reasoning,
     optional_text,
     original_times,
     parents_first,
@@ -247,7 +248,7 @@ class _Parser:
         parts = content_parts(content, f"{path}/content", issues)
         reasoning = ""
         if role == "assistant":
-            parts, reasoning = _extract_reasoning(parts)
+            parts, reasoning = extract_inline_reasoning(parts, marker=REASONING_OPEN, split=split_reasoning)
         parts.extend(self._file_parts(raw.get("files"), f"{path}/files", extra))
         message = Message(
             key=message_id,
@@ -394,22 +395,6 @@ def file_part(entry: Any) -> dict[str, Any]:
 
 
 # --- reasoning ----------------------------------------------------------------------------------------------
-
-
-def _extract_reasoning(parts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
-    """The parts with their reasoning blocks taken out, and the reasoning found."""
-    reasoning: list[str] = []
-    kept: list[dict[str, Any]] = []
-    for part in parts:
-        if part["type"] != "text" or REASONING_OPEN not in part["text"]:
-            kept.append(part)
-            continue
-        answer, thought = split_reasoning(part["text"])
-        if thought:
-            reasoning.append(thought)
-        if answer:
-            kept.append({"type": "text", "text": answer})
-    return kept, "\n\n".join(reasoning)
 
 
 def split_reasoning(text: str) -> tuple[str, str]:
