@@ -3,6 +3,7 @@ endpoint, the bulk endpoint as a JSON array and as NDJSON, and the import comman
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import threading
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -51,8 +52,9 @@ class Channels:
 
     def single(self, document: Any) -> dict[str, Any]:
         response = self.client.post("/api/v1/ingest/", data=json.dumps(document), content_type="application/json")
-        assert response.status_code in (200, 201), response.content
-        return dict(response.json())
+        body = dict(response.json())
+        assert response.status_code == {"created": 201, "rejected": 400}.get(body["outcome"], 200), body
+        return body
 
     def bulk_json(self, document: Any) -> dict[str, Any]:
         response = self.client.post(
@@ -72,9 +74,10 @@ class Channels:
         self.files += 1
         path = self.tmp_path / f"document-{self.files}.jsonl"
         path.write_text(json.dumps(document) + "\n")
-        call_command(
-            "import_conversations", str(path), "--source", "masterbrain", "--no-progress", stdout=io.StringIO()
-        )
+        with contextlib.suppress(CommandError):  # the command exits non-zero when an item is refused
+            call_command(
+                "import_conversations", str(path), "--source", "masterbrain", "--no-progress", stdout=io.StringIO()
+            )
         receipt = IngestionReceipt.objects.latest("id")
         return {"outcome": receipt.outcome, "external_id": receipt.external_id, "warnings": receipt.warnings}
 
@@ -329,3 +332,15 @@ def test_turns_of_an_idless_chat_in_one_bulk_body_make_one_conversation(ingest_c
     assert Conversation.objects.count() == 2
     longest = Conversation.objects.get(message_count=6)
     assert active_texts(longest) == [m["content"] for m in (U1, A1, U2, A2, U3, A3)]
+
+
+@pytest.mark.parametrize("index", range(len(HOSTILE_ITEMS)))
+def test_an_unstorable_string_is_refused_with_its_path_and_a_long_id_is_stored(send: Send, index: int) -> None:
+    result = send(HOSTILE_ITEMS[index])
+
+    if index < 2:
+        assert result["outcome"] == "rejected"
+        assert not Conversation.objects.exists()
+    else:
+        assert result["outcome"] == "created"
+        assert only_conversation().external_id == "z" * 300

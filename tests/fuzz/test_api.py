@@ -100,6 +100,20 @@ DOCUMENTS = [
     )
 ]
 
+# Documents with the strings that once broke the ingest endpoints: planted among the generated cases so that
+# schemathesis checks every answer to them against the schema (bulk items are mixed with good ones).
+HOSTILE_DOCUMENTS = [
+    [{"role": "user", "content": "\ud800"}],
+    {"chat_id": "nul", "main_messages": [{"role": "user", "content": "a\u0000b"}]},
+    {"conversation_id": "c" * 300, "chat_history": [{"role": "user", "content": "a long id"}]},
+    {"conversation_id": "p" * 255 + "-one", "chat_history": [{"role": "user", "content": "shares a prefix"}]},
+    {"conversation_id": "p" * 255 + "-two", "chat_history": [{"role": "user", "content": "shares a prefix"}]},
+    {
+        "conversation_id": "graph",
+        "nodes": [{"node_id": "n" * 300, "parent_id": None, "message": {"author": {"role": "user"}, "content": {}}}],
+    },
+]
+
 # The bulk endpoint's NDJSON body is a string in the schema: sent as it is, like text/plain.
 schemathesis.serializer.alias("application/x-ndjson", "text/plain")
 
@@ -191,11 +205,12 @@ def _strategy(operation: Any, seeded: dict[str, Any]) -> st.SearchStrategy[Any]:
     for uuid in seeded["uuids"].get(operation.path, []):
         strategies.append(operation.as_strategy(path_parameters={"uuid": uuid}))
     if operation.path == "/api/v1/ingest/":
-        strategies.extend(operation.as_strategy(body=document) for document in DOCUMENTS)
+        strategies.extend(operation.as_strategy(body=document) for document in DOCUMENTS + HOSTILE_DOCUMENTS)
     if operation.path == "/api/v1/ingest/bulk/":
-        strategies.append(operation.as_strategy(body=DOCUMENTS, media_type="application/json"))
-        ndjson = "\n".join(json.dumps(document) for document in DOCUMENTS)
-        strategies.append(operation.as_strategy(body=ndjson, media_type="application/x-ndjson"))
+        for documents in (DOCUMENTS, DOCUMENTS[:2] + HOSTILE_DOCUMENTS):
+            strategies.append(operation.as_strategy(body=documents, media_type="application/json"))
+            ndjson = "\n".join(json.dumps(document) for document in documents)
+            strategies.append(operation.as_strategy(body=ndjson, media_type="application/x-ndjson"))
     if (operation.method.upper(), operation.path) == ("POST", "/api/v1/feedback/"):
         labels = st.lists(st.sampled_from(["helpful", "hallucination", "no-such-label"]), max_size=2)
         fields = st.fixed_dictionaries(
