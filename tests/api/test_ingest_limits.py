@@ -236,3 +236,43 @@ def test_counting_lines_stops_just_past_the_limit():
 )
 def test_any_body_has_as_many_lines_as_splitlines_finds(body):
     assert jsonio.count_lines(body, stop_after=10**9) == len([line for line in body.splitlines() if line.strip()])
+
+
+def _calls(count: int, name: str = "search") -> list[dict[str, Any]]:
+    calls = [
+        {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": '{"airalogy_protocol_ids": []}'}}
+        for n in range(count)
+    ]
+    return [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls}]
+
+
+def _injection_result(count: int) -> dict[str, Any]:
+    protocols = [{"airalogy_protocol_id": f"airalogy.id.protocol.p{n}"} for n in range(count)]
+    return {"role": "tool", "tool_call_id": "c0", "content": json.dumps({"airalogy_protocols": protocols})}
+
+
+@pytest.mark.parametrize(
+    ("setting", "document", "what"),
+    [
+        ("MASTERBRAIN_MAX_MESSAGES", [{"role": "user", "content": str(n)} for n in range(4)], "4 messages"),
+        ("MASTERBRAIN_MAX_TOOL_CALLS", _calls(4), "4 tool calls"),
+        (
+            "MASTERBRAIN_MAX_ARTIFACTS",
+            [*_calls(1, "inject_airalogy_protocols"), _injection_result(4)],
+            "4 injected artifacts",
+        ),
+    ],
+)
+def test_a_conversation_over_a_per_conversation_limit_gets_413_with_a_receipt(
+    ingest_client, settings, setting, document, what
+):
+    setattr(settings, setting, 3)
+
+    one = ingest_client.post("/api/v1/ingest/", data=json.dumps(document), content_type="application/json")
+    bulk = ingest_client.post("/api/v1/ingest/bulk/", data=json.dumps([document]), content_type="application/json")
+
+    assert one.status_code == 413
+    assert one.json()["errors"] == [{"path": "", "message": f"{what}: at most 3 per conversation."}]
+    assert bulk.status_code == 200 and bulk.json()["results"][0]["outcome"] == "rejected"
+    assert not Conversation.objects.exists()
+    assert IngestionReceipt.objects.filter(outcome="rejected").count() == 2
