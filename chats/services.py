@@ -520,6 +520,12 @@ def conversation_store(
                 ).save(force_insert=True)
     except c.ParseError as error:
         return _reject(source, api_key, prepared, error.errors)
+    except IntegrityError:
+        # What the planner checks, a constraint refused (a digest collision crafted into one document's ids, or a
+        # race lost twice): the document is refused whole, and can be sent again.
+        return _reject(
+            source, api_key, prepared, [c.Issue("", "the document conflicts with what is stored; nothing was stored")]
+        )
     return IngestResult(
         outcome=plan.outcome,
         format=parsed.format,
