@@ -26,7 +26,6 @@ leaves 127.0.0.1.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import http.client
 import json
 import multiprocessing
@@ -44,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.server import DEFAULT_BASE_URL, Database, Server  # noqa: E402
 from chats import ingest  # noqa: E402
-from chats.ingest.canonical import canonical_json  # noqa: E402
+from chats.ingest import planner  # noqa: E402
 from chats.workload import generate  # noqa: E402
 
 SHARED_CONVERSATIONS = 48
@@ -80,11 +79,13 @@ class Shared:
 
 
 def external_id(document: Any) -> str:
-    """The conversation a document names, worked out as the service does (a content hash when it names none)."""
-    named = ingest.parse_document(document).external_id
-    if named:
-        return str(named)[:255]
-    return "gen-" + hashlib.sha256(canonical_json(document).encode()).hexdigest()[:32]
+    """The conversation a document names, worked out as the service does (its content when it names none)."""
+    parsed = ingest.parse_document(document)
+    if parsed.external_id:
+        return str(parsed.external_id)
+    # A chat of its own (no stored id-less chat is a prefix of it): named by its last message's content key.
+    planner.assign_content_keys(parsed)
+    return planner.generated_external_id(parsed)
 
 
 def expected(document: Any) -> tuple[int, str, bool]:

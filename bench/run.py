@@ -535,8 +535,8 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     decoded = [jsonio.loads(line) for line in lines]
     decode = time.perf_counter() - started
     started = time.perf_counter()
-    for index, document in enumerate(decoded):
-        bulk_ingest._prepare(index, document, None)
+    for document in decoded:
+        services.document_prepare(document=document)
     prepare = time.perf_counter() - started
     write = max(baseline - decode - prepare, 0.0)
     table.add(
@@ -703,7 +703,7 @@ def load_scale(table: Table, scale: Scale, url: str) -> int:
 
             shift_columns = {
                 "chats_conversation": {0: "chats_conversation"},
-                "chats_message": {0: "chats_message", 1: "chats_conversation", 3: "chats_message"},
+                "chats_message": {0: "chats_message", 1: "chats_conversation", 4: "chats_message"},
                 "chats_toolcall": {
                     0: "chats_toolcall",
                     1: "chats_conversation",

@@ -6,6 +6,7 @@ of 5-20 KB, images, branches); this module shapes them into what the benchmark s
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import uuid
@@ -124,6 +125,7 @@ def scale_rows(
                 str(uuid.UUID(int=rng.getrandbits(128), version=4)),
                 source_id,
                 f"scale-{conversation_id:08d}",
+                hashlib.sha256(f"scale-{conversation_id:08d}".encode()).hexdigest(),
                 False,
                 "openai",
                 f"{topic[0]} troubleshooting",
@@ -132,6 +134,7 @@ def scale_rows(
                 json.dumps(model),
                 started,
                 "[]",
+                "{}",
                 "{}",
                 f"k{first_message + per_conversation - 1}",
                 "unreviewed",
@@ -156,6 +159,7 @@ def scale_rows(
                     message_id,
                     conversation_id,
                     f"k{message_id}",
+                    "[]",
                     message_id - 1 if position else None,
                     position,
                     position,
@@ -221,11 +225,12 @@ def scale_rows(
 
 
 SCALE_COLUMNS = {
-    "chats_conversation": "id, uuid, source_id, external_id, external_id_generated, input_format, title, "
-    "user_external_id, model_name, model_config, started_at, context_pairs, metadata, active_leaf_key, "
+    "chats_conversation": "id, uuid, source_id, external_id, external_id_digest, external_id_generated, input_format, "
+    "title, user_external_id, model_name, model_config, started_at, context_pairs, metadata, original_times, "
+    "active_leaf_key, "
     "review_status, message_count, tool_call_count, artifact_count, branch_count, feedback_count, score_up, "
     "score_down, first_user_text, created_at, updated_at, last_activity_at",
-    "chats_message": "id, conversation_id, key, parent_id, position, depth, sibling_index, on_active_path, role, "
+    "chats_message": "id, conversation_id, key, aliases, parent_id, position, depth, sibling_index, on_active_path, role, "
     "name, section, content_form, parts, text, reasoning, context_pairs, author_metadata, tool_call_id, "
     "is_orphan_result, hidden, recipient, extra, raw, source_path, created_at",
     "chats_toolcall": "id, conversation_id, message_id, call_id, index, type, name, arguments, parsed_arguments, "

@@ -5,7 +5,8 @@ in its conversation by ``services.target_external_ids`` and planned by ``planner
 snapshot ``services.stored_snapshots`` reads, exactly as the row-by-row writer (``services.conversation_store``)
 does. This module only writes the plans of a batch at once, in ONE transaction:
 
-1. the batch's existing conversations are locked (``FOR NO KEY UPDATE``, in id order: batches that overlap do
+1. the id-less documents' chats are locked (``services.idless_lock``), each document is placed in its
+   conversation, and the batch's existing conversations are locked (``FOR NO KEY UPDATE``, in id order: batches that overlap do
    not deadlock) and read in five queries;
 2. new conversations are inserted with one ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` per 500 (search
    vector included); ids for messages and tool calls come from their sequences up front;
@@ -88,16 +89,18 @@ def conversations_ingest_bulk(
     if connection.vendor != "postgresql":
         return [services.conversation_store(source=source, prepared=item.prepared, api_key=api_key) for item in items]
 
-    batch, later = _split(source, items)
     results: dict[int, services.IngestResult] = {}
-    if batch:
-        try:
-            with transaction.atomic():
+    try:
+        with transaction.atomic():
+            # Held to the commit: a concurrent document of one of these id-less chats waits, then finds it.
+            services.idless_lock([item.prepared for item in items])
+            batch, later = _split(source, items)
+            if batch:
                 results, lost = _write_batch(source, api_key, batch)
-        except Exception:
-            logger.exception("bulk ingest: the batch of %d documents failed; storing them one by one", len(batch))
-            results, lost = {}, batch
-        later.extend(lost)
+                later.extend(lost)
+    except Exception:
+        logger.exception("bulk ingest: the batch of %d documents failed; storing them one by one", len(items))
+        results, later = {}, items
     for item in sorted(later, key=lambda later_item: later_item.index):
         results[item.index] = services.conversation_store(source=source, prepared=item.prepared, api_key=api_key)
     return [results[index] for index in range(len(documents))]

@@ -540,6 +540,7 @@ def conversation_store(
 def _plan_and_write(source: Source, prepared: Prepared) -> tuple[planner.Plan, Conversation]:
     parsed = prepared.parsed
     assert parsed is not None
+    idless_lock([prepared])
     external_id, generated = target_external_ids(source, [prepared])[0]
     digest = Conversation.digest_of(external_id)
     now = timezone.now()
@@ -555,6 +556,28 @@ def _plan_and_write(source: Source, prepared: Prepared) -> tuple[planner.Plan, C
             if row is not None or attempt == 2:
                 raise
     raise AssertionError("unreachable")
+
+
+def idless_lock(prepared: Sequence[Prepared]) -> None:
+    """Serialise, until the transaction ends, documents without an id that may belong to one chat (they share their
+    first message): the first to commit is found by the next, so that two versions of one growing history sent at
+    once make one conversation, not two. PostgreSQL only (SQLite serialises writers anyway)."""
+    if connection.vendor != "postgresql":
+        return
+    keys = sorted(
+        {
+            int.from_bytes(p.parsed.messages[0].content_key.bytes[:8], "big", signed=True)
+            for p in prepared
+            if not p.external_id and p.parsed is not None and p.parsed.messages[0].content_key is not None
+        }
+    )
+    if keys:
+        with connection.cursor() as cursor:
+            # In one order, so that two batches never wait for each other's locks.
+            cursor.execute(
+                "SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest(%s::bigint[]) AS k ORDER BY k) AS s",
+                [keys],
+            )
 
 
 def target_external_ids(source: Source, prepared: Sequence[Prepared]) -> list[tuple[str, bool]]:

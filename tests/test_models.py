@@ -12,7 +12,12 @@ from chats.models import ApiKey, Conversation, Feedback, InputFormat, Message, S
 
 
 def _conversation(source: Source, external_id: str = "chat-1") -> Conversation:
-    return Conversation.objects.create(source=source, external_id=external_id, input_format=InputFormat.OPENAI)
+    return Conversation.objects.create(
+        source=source,
+        external_id=external_id,
+        external_id_digest=Conversation.digest_of(external_id),
+        input_format=InputFormat.OPENAI,
+    )
 
 
 def _message(conversation: Conversation, position: int, **fields: Any) -> Message:

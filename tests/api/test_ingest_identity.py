@@ -172,6 +172,31 @@ def test_two_clients_sending_the_same_idless_document_at_once_make_one_conversat
     assert Conversation.objects.count() == 1 and Message.objects.count() == 4
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_versions_of_one_idless_chat_sent_at_once_make_one_conversation() -> None:
+    source = Source.objects.create(name="masterbrain")
+    versions = [[U1, A1], [U1, A1, U2, A2], [U1, A1, U2, A2, U3, A3], [U1, A1, U2, A2]]
+    barrier = threading.Barrier(len(versions))
+
+    def client(document: list[dict[str, Any]]) -> None:
+        try:
+            barrier.wait()
+            services.conversation_ingest(source=source, document=document)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=client, args=(version,)) for version in versions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    conversation = only_conversation()
+    assert conversation.message_count == 6 and Message.objects.count() == 6
+    assert active_texts(conversation) == [m["content"] for m in (U1, A1, U2, A2, U3, A3)]
+
+
 # --- explicit ids ---------------------------------------------------------------------------------------------
 
 

@@ -7,16 +7,16 @@ again and again.
 
 A bulk request writes in two phases (chats.bulk_ingest), and each gets its kill:
 
-- the set-based batch, one transaction for every new conversation: killed with the transaction open, nothing of
+- the set-based batch, one transaction for every document it takes: killed with the transaction open, nothing of
   it is visible, before or after; the replay creates every conversation;
-- the per-conversation phase after it (here: documents that extend stored conversations, one transaction each):
-  what committed before the kill stays, whole; the replay says "unchanged" for it and "updated" for the rest.
+- the per-conversation phase after it (here: documents that extend a conversation another document of the same
+  request already took, one transaction each): what committed before the kill stays, whole; the replay says
+  "unchanged" for it and "updated" for the rest.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
 import http.client
 import json
 import os
@@ -32,7 +32,7 @@ import pytest
 from bench.server import Database, Server, database_client_ports
 from bench.workload import documents, ndjson_bodies
 from chats import ingest
-from chats.ingest.canonical import canonical_json
+from chats.ingest import planner
 from tests.reliability import base_url
 
 pytestmark = pytest.mark.postgres
@@ -57,11 +57,12 @@ def served() -> Iterator[tuple[Database, Server, str]]:
 
 
 def external_id(document: Any) -> str:
-    """The conversation a document names, worked out as the service does (a content hash when it names none)."""
-    named = ingest.parse_document(document).external_id
-    if named:
-        return str(named)[:255]
-    return "gen-" + hashlib.sha256(canonical_json(document).encode()).hexdigest()[:32]
+    """The conversation a document names, worked out as the service does (its content when it names none)."""
+    parsed = ingest.parse_document(document)
+    if parsed.external_id:
+        return str(parsed.external_id)
+    planner.assign_content_keys(parsed)
+    return planner.generated_external_id(parsed)
 
 
 def message_count(document: Any) -> int:
@@ -270,8 +271,8 @@ def test_a_worker_killed_mid_bulk_leaves_whole_conversations_and_the_replay_comp
             assert created_receipt["messages_added"] == message_count(docs[0])
             report["1: replay"] = payload["summary"]
 
-            # ---- 2. Killed in the per-conversation phase: new documents (the batch, committed first) and
-            # extensions of stored conversations (one transaction each, after the batch).
+            # ---- 2. Killed in the per-conversation phase: stored documents sent again and new ones (the batch,
+            # committed first), and extensions of the conversations the batch took (one transaction each, after).
             more = documents(MORE_DOCUMENTS, seed=42, first_index=1_000_000)
             more_ids = [external_id(d) for d in more]
             extensions = [(ext_id, later) for ext_id, d in zip(ids, docs, strict=True) if (later := extended(d))]
@@ -281,7 +282,8 @@ def test_a_worker_killed_mid_bulk_leaves_whole_conversations_and_the_replay_comp
                 allowed[ext_id].add(message_count(later))
             for ext_id, d in zip(more_ids, more, strict=True):
                 allowed[ext_id] = {message_count(d)}
-            second = [later for _, later in extensions] + more
+            originals = [d for ext_id, d in zip(ids, docs, strict=True) if ext_id in dict(extensions)]
+            second = originals + [later for _, later in extensions] + more
             (body2,) = ndjson_bodies(second, per_body=len(second))
             request = BulkRequest(server.port, key, body2)
             request.start()
@@ -302,7 +304,11 @@ def test_a_worker_killed_mid_bulk_leaves_whole_conversations_and_the_replay_comp
                     "SELECT external_id FROM chats_ingestionreceipt WHERE outcome = 'updated'"
                 ).fetchall()
             }
-            assert receipts == {"created": NEW_DOCUMENTS + MORE_DOCUMENTS, "updated": len(updated_before)}
+            assert receipts == {
+                "created": NEW_DOCUMENTS + MORE_DOCUMENTS,
+                "unchanged": len(originals),
+                "updated": len(updated_before),
+            }
             assert len(updated_before) < len(extensions)
             report["2: killed in the per-conversation phase"] = {
                 "extensions": len(extensions),
@@ -313,11 +319,13 @@ def test_a_worker_killed_mid_bulk_leaves_whole_conversations_and_the_replay_comp
 
             status, payload = send(server.port, key, body2)
             assert status == 200
-            expected = ["unchanged" if ext_id in updated_before else "updated" for ext_id, _ in extensions] + [
-                "unchanged"
-            ] * MORE_DOCUMENTS
+            expected = (
+                ["unchanged"] * len(originals)
+                + ["unchanged" if ext_id in updated_before else "updated" for ext_id, _ in extensions]
+                + ["unchanged"] * MORE_DOCUMENTS
+            )
             assert [r["outcome"] for r in payload["results"]] == expected
-            assert [r["external_id"] for r in payload["results"]] == [e for e, _ in extensions] + more_ids
+            assert [r["external_id"] for r in payload["results"]] == [e for e, _ in extensions] * 2 + more_ids
             report["2: replay"] = payload["summary"]
             by_outcome = {r["outcome"]: r["receipt"] for r in payload["results"]}
             assert get_receipt(server.port, key, by_outcome["unchanged"])["outcome"] == "unchanged"
@@ -341,7 +349,7 @@ def test_a_worker_killed_mid_bulk_leaves_whole_conversations_and_the_replay_comp
             assert outcomes_of_receipts(conn) == {
                 "created": total,
                 "updated": len(extensions),
-                "unchanged": len(updated_before) + MORE_DOCUMENTS,
+                "unchanged": 2 * len(originals) + len(updated_before) + MORE_DOCUMENTS,
             }
     finally:
         watcher.stop()
