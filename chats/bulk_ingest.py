@@ -158,7 +158,6 @@ def _write_batch(
             snapshots[item.row.pk] if item.row is not None else None,
             external_id=item.external_id,
             external_id_generated=item.generated,
-            now=now,
         )
 
     new = sorted((item for item in batch if item.row is None), key=lambda item: item.external_id)

@@ -547,7 +547,7 @@ def _plan_and_write(source: Source, prepared: Prepared) -> tuple[planner.Plan, C
     for attempt in (1, 2):
         row = Conversation.objects.select_for_update().filter(source=source, external_id_digest=digest).first()
         stored = stored_snapshots([row])[row.pk] if row is not None else None
-        plan = planner.plan_document(parsed, stored, external_id=external_id, external_id_generated=generated, now=now)
+        plan = planner.plan_document(parsed, stored, external_id=external_id, external_id_generated=generated)
         try:
             with transaction.atomic():
                 return plan, _write_plan(source, parsed, plan, row, now)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from chats.ingest import canonical as c
@@ -297,21 +296,19 @@ def plan_document(
     *,
     external_id: str,
     external_id_generated: bool = False,
-    now: datetime,
 ) -> Plan:
     """What storing `parsed` into `stored` (None: a new conversation) writes. Raises c.ParseError when a
     message's parent is in neither the document nor the conversation."""
-    return _Planner(parsed, stored, now).plan(external_id, external_id_generated)
+    return _Planner(parsed, stored).plan(external_id, external_id_generated)
 
 
 _EMPTY: tuple[Any, ...] = (None, "", [], {})
 
 
 class _Planner:
-    def __init__(self, parsed: c.Conversation, stored: Stored | None, now: datetime) -> None:
+    def __init__(self, parsed: c.Conversation, stored: Stored | None) -> None:
         self.parsed = parsed
         self.stored = stored
-        self.now = now
         self.warnings: list[dict[str, str]] = []
         messages = stored.messages if stored is not None else []
         self.stored_by_pk = {m.pk: m for m in messages}

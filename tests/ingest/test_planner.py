@@ -8,7 +8,6 @@ gives exactly the new messages.
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import given
@@ -19,8 +18,6 @@ from chats.ingest import canonical as c
 from chats.ingest import planner
 from chats.ingest.planner import Plan, Stored, StoredCall, StoredFeedback, StoredMessage, new_index
 
-NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
 
 def parse(document: Any) -> c.Conversation:
     parsed = ingest.parse_document(document)
@@ -29,7 +26,7 @@ def parse(document: Any) -> c.Conversation:
 
 
 def plan(document: Any, stored: Stored | None) -> Plan:
-    return planner.plan_document(parse(document), stored, external_id="conversation", now=NOW)
+    return planner.plan_document(parse(document), stored, external_id="conversation")
 
 
 def apply(result: Plan, stored: Stored | None, input_format: str) -> Stored:
