@@ -1011,6 +1011,7 @@ NOT_WRITES = {
     # what is stored, and building the rows and the event that conversation_store and the bulk writer save.
     "service document_prepare": "parses",
     "service target_external_ids": "read",
+    "service idless_lock": "takes a lock",
     "service stored_snapshots": "read",
     "service receipt_values": "builds a receipt's values",
     "service ingest_event": "builds an unsaved event",
