@@ -137,6 +137,7 @@ def scale_rows(
                 "{}",
                 "{}",
                 f"k{first_message + per_conversation - 1}",
+                False,  # the loader builds the search vectors itself
                 "unreviewed",
                 per_conversation,
                 1 if with_tool else 0,
@@ -227,7 +228,7 @@ def scale_rows(
 SCALE_COLUMNS = {
     "chats_conversation": "id, uuid, source_id, external_id, external_id_digest, external_id_generated, input_format, "
     "title, user_external_id, model_name, model_config, started_at, context_pairs, metadata, original_times, "
-    "active_leaf_key, "
+    "active_leaf_key, search_stale, "
     "review_status, message_count, tool_call_count, artifact_count, branch_count, feedback_count, score_up, "
     "score_down, first_user_text, created_at, updated_at, last_activity_at",
     "chats_message": "id, conversation_id, key, aliases, parent_id, position, depth, sibling_index, on_active_path, role, "

@@ -209,6 +209,7 @@ _CONVERSATION_COLUMNS = (
     *planner.COMPARED_FIELDS,
     "active_leaf_key",
     "review_status",
+    "search_stale",
     *planner.SUMMARY_FIELDS,
     "created_at",
     "updated_at",
@@ -231,10 +232,9 @@ def _insert_conversations(
         f"CREATE TEMPORARY TABLE IF NOT EXISTS bulk_conversations AS SELECT {columns} FROM chats_conversation "
         "WITH NO DATA"
     )
-    cursor.execute("ALTER TABLE bulk_conversations ADD COLUMN IF NOT EXISTS search_text text")
     cursor.execute("TRUNCATE bulk_conversations")
     instances: dict[str, Conversation] = {}
-    with cursor.copy(f"COPY bulk_conversations ({columns}, search_text) FROM STDIN") as copy:
+    with cursor.copy(f"COPY bulk_conversations ({columns}) FROM STDIN") as copy:
         for item in new:
             assert item.plan is not None and item.prepared.parsed is not None
             conversation = services.new_conversation(source, item.prepared.parsed, item.plan, now)
@@ -247,12 +247,9 @@ def _insert_conversations(
                 if name in _JSON_COLUMNS:
                     value = None if value is None and name in _NULLABLE_JSON else _json_encode(value)
                 values.append(value)
-            text = item.plan.search_text
-            values.append(text[: services.SEARCH_TEXT_LIMIT] if text else None)
             copy.write_row(values)
     cursor.execute(
-        f"INSERT INTO chats_conversation ({columns}, search_vector) "
-        f"SELECT {columns}, to_tsvector('english', search_text) FROM bulk_conversations "
+        f"INSERT INTO chats_conversation ({columns}) SELECT {columns} FROM bulk_conversations "
         "ON CONFLICT (source_id, external_id_digest) DO NOTHING RETURNING id, external_id"
     )
     created: dict[str, Conversation] = {}

@@ -16,6 +16,8 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chats.models import (
+    SEARCH_DOCUMENT_SQL,
+    SEARCH_TEXT_LIMIT,
     ArtifactKind,
     Conversation,
     Feedback,
@@ -42,7 +44,8 @@ SEARCH_PROBE_LIMIT = 2000
 
 
 def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet[Conversation]:
-    """Conversations whose stored vector (services._refresh_search_vector) matches a web-style query.
+    """Conversations whose stored vector (services.search_index) matches a web-style query, and the stale ones
+    (ingested since the indexer last ran) whose text does, read from their messages as the indexer would.
 
     The page wants the newest matches first, and the best plan depends on how many there are, which the planner
     misjudges: words cluster in time, so walking the time index and testing each row's (large, compressed) vector
@@ -53,13 +56,30 @@ def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet
     index finds a page of matches quickly.
     """
     query = SearchQuery(value, config="english", search_type="websearch")
+    stale = _stale_matches(value)
     ids = list(Conversation.objects.filter(search_vector=query).values_list("id", flat=True)[: SEARCH_PROBE_LIMIT + 1])
     if len(ids) <= SEARCH_PROBE_LIMIT:
         return queryset.extra(
             where=["chats_conversation.id = ANY(ARRAY(SELECT unnest(%s::bigint[])))"],
-            params=[ids],
+            params=[sorted(set(ids) | set(stale))],
         )
-    return queryset.filter(search_vector=query)
+    return queryset.filter(Q(search_vector=query) | Q(id__in=stale))
+
+
+def _stale_matches(value: str) -> list[int]:
+    """The stale conversations whose text matches: the indexer's own text and vector, computed for them alone
+    (through the partial index on stale rows, so the cost follows the indexer's backlog, not the table)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT c.id FROM chats_conversation c LEFT JOIN chats_message m ON m.conversation_id = c.id
+            WHERE c.search_stale
+            GROUP BY c.id, c.title
+            HAVING {SEARCH_DOCUMENT_SQL} @@ websearch_to_tsquery('english', %s)
+            """,
+            [SEARCH_TEXT_LIMIT, value],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 class ConversationFilter(django_filters.FilterSet):

@@ -124,6 +124,18 @@ class ConversationQuerySet(models.QuerySet["Conversation"]):
         return self.order_by("-last_activity_at", "-id")
 
 
+# Full-text search indexes this many characters of a conversation (a tsvector is capped at 1 MB).
+SEARCH_TEXT_LIMIT = 250_000
+
+# The text a conversation's search vector is built from, as SQL over `chats_conversation c` joined to its
+# messages `m` and grouped by conversation (one placeholder: SEARCH_TEXT_LIMIT). The indexer (services.search_index)
+# and the search over conversations it has not indexed yet (filters) both read it from here.
+SEARCH_DOCUMENT_SQL = (
+    "to_tsvector('english', left(coalesce(c.title, '') || ' ' || "
+    "coalesce(string_agg(m.text, ' ' ORDER BY m.position), ''), %s))"
+)
+
+
 class Conversation(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="conversations")
@@ -157,9 +169,12 @@ class Conversation(models.Model):
     score_up = models.PositiveIntegerField(default=0)
     score_down = models.PositiveIntegerField(default=0)
     first_user_text = models.CharField(max_length=300, blank=True)
-    # Full-text search over the text of every message, rebuilt at each ingestion. On PostgreSQL a GIN index
-    # serves ?q= (created by a migration, since SQLite has no tsvector); SQLite searches message text instead.
+    # Full-text search over the text of every message. On PostgreSQL a GIN index serves ?q= (created by a
+    # migration, since SQLite has no tsvector); SQLite searches message text instead. Ingestion does not build
+    # it: it marks the conversation stale, and services.search_index builds the vectors of stale conversations
+    # (manage.py index_search), apart from the ingest requests. Until then ?q= reads a stale conversation's text.
     search_vector = SearchVectorField(null=True, editable=False)
+    search_stale = models.BooleanField(default=False, editable=False)
 
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -193,6 +208,8 @@ class Conversation(models.Model):
             models.Index(fields=["review_status", "-last_activity_at"], name="conv_status_activity_idx"),
             # ?has_tool_calls=true: a partial index over the conversations that have any.
             models.Index(fields=["-last_activity_at"], condition=Q(tool_call_count__gt=0), name="conv_with_tools_idx"),
+            # The search indexer's queue, and ?q= over what it has not indexed yet.
+            models.Index(fields=["id"], condition=Q(search_stale=True), name="conv_search_stale_idx"),
         ]
 
     def __str__(self) -> str:

@@ -29,6 +29,8 @@ from chats.ingest import canonical as c
 from chats.ingest import planner
 from chats.ingest.chatgpt_export import apply_message_feedback
 from chats.models import (
+    SEARCH_DOCUMENT_SQL,
+    SEARCH_TEXT_LIMIT,
     ApiKey,
     AuditEvent,
     ContentForm,
@@ -56,9 +58,6 @@ class Principal(Protocol):
 
 
 Actor = UserLike | Principal
-
-# Full-text search indexes this many characters of a conversation (a tsvector is capped at 1 MB).
-SEARCH_TEXT_LIMIT = 250_000
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -963,6 +962,7 @@ def new_conversation(source: Source, parsed: c.Conversation, plan: planner.Plan,
         created_at=now,
         updated_at=now,
         last_activity_at=parsed.started_at or now,
+        search_stale=True,  # its search vector is built apart (search_index)
         **plan.fields,
         **plan.summary,
     )
@@ -993,9 +993,9 @@ def plan_apply_changes(plan: planner.Plan, conversation: Conversation, refs: Ref
     if plan.active_leaf_key is not None:
         conversation.active_leaf_key = plan.active_leaf_key
     conversation.updated_at = now
-    conversation.save(update_fields=[*plan.fields, *plan.summary, "active_leaf_key", "updated_at"])
-    if plan.messages and connection.vendor == "postgresql":
-        _refresh_search_vector(conversation)
+    # New text, or a new title: its search vector is built again, apart (search_index).
+    conversation.search_stale = conversation.search_stale or bool(plan.messages) or "title" in plan.fields
+    conversation.save(update_fields=[*plan.fields, *plan.summary, "active_leaf_key", "updated_at", "search_stale"])
 
 
 def _write_plan(
@@ -1005,12 +1005,6 @@ def _write_plan(
     if plan.created:
         conversation = new_conversation(source, parsed, plan, now)
         conversation.save(force_insert=True)
-        if plan.search_text and connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "UPDATE chats_conversation SET search_vector = to_tsvector('english', %s) WHERE id = %s",
-                    [plan.search_text[:SEARCH_TEXT_LIMIT], conversation.pk],
-                )
     else:
         assert row is not None
         conversation = row
@@ -1120,18 +1114,38 @@ def feedback_summary_refresh(conversation: Conversation, *, save: bool = True) -
         conversation.save(update_fields=["feedback_count", "score_up", "score_down"])
 
 
-def _refresh_search_vector(conversation: Conversation) -> None:
+# --------------------------------------------------------------------------------------------------------------
+# Search index
+
+
+def search_index(*, limit: int = 500) -> int:
+    """Build the search vectors of up to `limit` stale conversations (those ingestion marked); how many it built.
+
+    Ingestion leaves this apart, as a search engine's indexer does: a vector costs as much as the rest of the
+    ingestion together. Rows an ingestion holds are skipped (SKIP LOCKED) and stay stale for the next round, so
+    several indexers may run at once. On SQLite, which searches message text, it only clears the marks.
+    """
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            ids = list(Conversation.objects.filter(search_stale=True).values_list("id", flat=True)[:limit])
+            return Conversation.objects.filter(id__in=ids).update(search_stale=False)
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            UPDATE chats_conversation SET search_vector = to_tsvector('english', left(
-                coalesce(title, '') || ' ' || coalesce(
-                    (SELECT string_agg(text, ' ' ORDER BY position) FROM chats_message WHERE conversation_id = %s), ''),
-                %s))
-            WHERE id = %s
+            f"""
+            WITH batch AS (
+                SELECT id FROM chats_conversation WHERE search_stale ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+            ), vectors AS (
+                SELECT c.id, {SEARCH_DOCUMENT_SQL} AS vector
+                FROM batch b JOIN chats_conversation c ON c.id = b.id
+                LEFT JOIN chats_message m ON m.conversation_id = c.id
+                GROUP BY c.id, c.title
+            )
+            UPDATE chats_conversation c SET search_vector = vectors.vector, search_stale = false
+            FROM vectors WHERE c.id = vectors.id
             """,
-            [conversation.pk, SEARCH_TEXT_LIMIT, conversation.pk],
+            [limit, SEARCH_TEXT_LIMIT],
         )
+        return cursor.rowcount
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -196,7 +196,6 @@ class Plan:
     resolved_artifacts: dict[int, Any] = field(default_factory=dict)  # stored artifact pk -> resolved payload
     path_on: list[int] = field(default_factory=list)  # stored messages that join the active path
     path_off: list[int] = field(default_factory=list)  # stored messages that leave it
-    search_text: str = ""  # for a created conversation: the text its search vector indexes
     warnings: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -396,9 +395,6 @@ class _Planner:
             or resolved
         )
         outcome = CREATED if stored is None else UPDATED if changed else UNCHANGED
-        search_text = ""
-        if stored is None and self.rows:
-            search_text = fields["title"] + " " + " ".join(row.message.text for row in self.rows)
         return Plan(
             outcome=outcome,
             external_id=external_id,
@@ -418,7 +414,6 @@ class _Planner:
             resolved_artifacts=resolved,
             path_on=path_on,
             path_off=path_off,
-            search_text=search_text,
             warnings=self.warnings,
         )
 

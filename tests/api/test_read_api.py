@@ -144,9 +144,13 @@ def test_the_shared_filters_apply(source: Any, other_source: Any, reader: APICli
     assert listed("role=tool&model=qwen3.5-flash") == {str(tools.uuid)}
 
 
-def test_full_text_search_finds_message_text(source: Any, reader: APIClient) -> None:
+@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "not-yet-indexed"])
+def test_full_text_search_finds_message_text(source: Any, reader: APIClient, indexed: bool) -> None:
     gel = make_conversation(source, topic="agarose electrophoresis")
     make_conversation(source, topic="centrifuge")
+    if indexed:
+        call_command("index_search", stdout=StringIO())
+    assert Conversation.objects.filter(search_stale=True).exists() is not indexed
 
     assert uuids(reader.get("/api/v1/conversations/?q=electrophoresis")) == [str(gel.uuid)]
 
@@ -157,7 +161,10 @@ def test_search_pages_its_matches_newest_first_however_many_match(
 ) -> None:
     # Either way the search is planned (few matches or more than the probe reads), the answer is the same.
     monkeypatch.setattr("chats.filters.SEARCH_PROBE_LIMIT", probe_limit)
-    matches = [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(5)]
+    matches = [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(3)]
+    services.search_index()
+    # Two more the indexer has not seen yet: found by their text, on the same pages.
+    matches += [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(3, 5)]
     make_conversation(source, topic="centrifuge")
     newest_first = sorted(matches, key=lambda c: (c.last_activity_at, c.pk), reverse=True)
 

@@ -1012,6 +1012,9 @@ NOT_WRITES = {
     "service document_prepare": "parses",
     "service target_external_ids": "read",
     "service idless_lock": "takes a lock",
+    # The search index is derived from stored messages: rebuilding it changes no audited state.
+    "service search_index": "derives search vectors",
+    "command index_search": "derives search vectors",
     "service stored_snapshots": "read",
     "service receipt_values": "builds a receipt's values",
     "service ingest_event": "builds an unsaved event",

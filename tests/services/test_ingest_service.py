@@ -283,16 +283,36 @@ def test_two_clients_posting_the_same_new_conversation_at_once_make_one_conversa
     assert connection.vendor == "postgresql"
 
 
+def vector_matches(words: str) -> int:
+    return Conversation.objects.extra(where=["search_vector @@ plainto_tsquery('english', %s)"], params=[words]).count()
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db
-def test_full_text_search_vector_is_built_from_message_text(source):
+def test_the_search_indexer_builds_vectors_from_message_text_apart_from_ingestion(source):
     ingest(source, chat_document(HISTORY))
+    conversation = Conversation.objects.get()
+    assert conversation.search_stale and vector_matches("primer dimers") == 0
 
-    found = Conversation.objects.extra(
-        where=["search_vector @@ plainto_tsquery('english', %s)"], params=["primer dimers"]
-    )
+    assert services.search_index() == 1
 
-    assert found.count() == 1
+    conversation.refresh_from_db()
+    assert not conversation.search_stale and vector_matches("primer dimers") == 1
+    assert services.search_index() == 0  # nothing stale is left
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_new_messages_or_a_new_title_make_the_vector_stale_again_and_a_replay_does_not(source):
+    ingest(source, chat_document(HISTORY))
+    services.search_index()
+
+    ingest(source, chat_document(HISTORY))
+    assert not Conversation.objects.get().search_stale
+    ingest(source, chat_document([*HISTORY, {"role": "user", "content": "What about photobleaching?"}]))
+    assert Conversation.objects.get().search_stale
+    services.search_index()
+    assert vector_matches("photobleaching") == 1
 
 
 def graph(count: int) -> dict:

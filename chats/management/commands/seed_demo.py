@@ -52,6 +52,8 @@ class Command(BaseCommand):
                 result = services.conversation_ingest(source=source, document=item.document, actor=actor)
                 outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
         self._demo_feedback()
+        while services.search_index():
+            pass
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
         self.stdout.write(f"Demo data in source {DEMO_SOURCE!r}: {summary}.")
 
