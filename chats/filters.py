@@ -72,10 +72,8 @@ def _stale_matches(value: str) -> list[int]:
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT c.id FROM chats_conversation c LEFT JOIN chats_message m ON m.conversation_id = c.id
-            WHERE c.search_stale
-            GROUP BY c.id, c.title
-            HAVING {SEARCH_DOCUMENT_SQL} @@ websearch_to_tsquery('english', %s)
+            SELECT c.id FROM chats_conversation c
+            WHERE c.search_stale AND {SEARCH_DOCUMENT_SQL} @@ websearch_to_tsquery('english', %s)
             """,
             [SEARCH_TEXT_LIMIT, value],
         )

@@ -127,12 +127,13 @@ class ConversationQuerySet(models.QuerySet["Conversation"]):
 # Full-text search indexes this many characters of a conversation (a tsvector is capped at 1 MB).
 SEARCH_TEXT_LIMIT = 250_000
 
-# The text a conversation's search vector is built from, as SQL over `chats_conversation c` joined to its
-# messages `m` and grouped by conversation (one placeholder: SEARCH_TEXT_LIMIT). The indexer (services.search_index)
-# and the search over conversations it has not indexed yet (filters) both read it from here.
+# A conversation's search vector, as SQL over a row `c` of chats_conversation (one placeholder: SEARCH_TEXT_LIMIT):
+# its title and its messages' text in order. The messages are read per conversation (by the conversation's index on
+# messages), so that only the rows a query selects are read. The indexer (services.search_index) and the search over
+# conversations it has not indexed yet (filters) both take it from here.
 SEARCH_DOCUMENT_SQL = (
-    "to_tsvector('english', left(coalesce(c.title, '') || ' ' || "
-    "coalesce(string_agg(m.text, ' ' ORDER BY m.position), ''), %s))"
+    "to_tsvector('english', left(coalesce(c.title, '') || ' ' || coalesce((SELECT string_agg(m.text, ' ' ORDER BY "
+    "m.position) FROM chats_message m WHERE m.conversation_id = c.id), ''), %s))"
 )
 
 

@@ -1134,14 +1134,9 @@ def search_index(*, limit: int = 500) -> int:
             f"""
             WITH batch AS (
                 SELECT id FROM chats_conversation WHERE search_stale ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
-            ), vectors AS (
-                SELECT c.id, {SEARCH_DOCUMENT_SQL} AS vector
-                FROM batch b JOIN chats_conversation c ON c.id = b.id
-                LEFT JOIN chats_message m ON m.conversation_id = c.id
-                GROUP BY c.id, c.title
             )
-            UPDATE chats_conversation c SET search_vector = vectors.vector, search_stale = false
-            FROM vectors WHERE c.id = vectors.id
+            UPDATE chats_conversation c SET search_vector = {SEARCH_DOCUMENT_SQL}, search_stale = false
+            FROM batch WHERE c.id = batch.id
             """,
             [limit, SEARCH_TEXT_LIMIT],
         )
