@@ -6,10 +6,11 @@ snapshot ``services.stored_snapshots`` reads, exactly as the row-by-row writer (
 does. This module only writes the plans of a batch at once, in ONE transaction:
 
 1. the id-less documents' chats are locked (``services.idless_lock``), each document is placed in its
-   conversation, and the batch's existing conversations are locked (``FOR NO KEY UPDATE``, in id order: batches that overlap do
-   not deadlock) and read in five queries;
-2. new conversations are inserted with one ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` per 500 (search
-   vector included); ids for messages and tool calls come from their sequences up front;
+   conversation, and the batch's existing conversations are locked (``FOR NO KEY UPDATE``, in id order: batches
+   that overlap do not deadlock) and read in five queries;
+2. new conversations go in by COPY into a temporary table and one ``INSERT ... SELECT ... ON CONFLICT DO NOTHING
+   RETURNING`` (marked stale for the search indexer); ids for messages and tool calls come from their sequences
+   up front;
 3. the new rows of every plan (messages, tool calls, artifacts, imported feedback, receipts) go in by one
    ``COPY`` per table, and the audit events by one ``INSERT``; changes to rows that exist go through
    ``services.plan_apply_changes``, which the row-by-row writer uses too.
@@ -345,7 +346,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
             frozenset({"raw"}),
             frozenset({"raw"}),
         )
-    # After the new rows are in: a conversation's search vector is rebuilt from all of its messages.
+    # After the new rows are in: the changes name rows this batch inserted (a late answer to a stored call).
     for plan, conversation, refs in changes:
         services.plan_apply_changes(plan, conversation, refs, now)
 
