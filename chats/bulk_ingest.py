@@ -148,6 +148,7 @@ def _write_batch(
             source=source, external_id_digest__in=[Conversation.digest_of(item.external_id) for item in batch]
         )
         .select_for_update(no_key=True)
+        .defer("search_vector")  # the planner never reads it, and it is the row's largest column
         .order_by("id")
     }
     snapshots = services.stored_snapshots(list(rows.values()))

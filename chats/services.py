@@ -544,7 +544,12 @@ def _plan_and_write(source: Source, prepared: Prepared) -> tuple[planner.Plan, C
     digest = Conversation.digest_of(external_id)
     now = timezone.now()
     for attempt in (1, 2):
-        row = Conversation.objects.select_for_update().filter(source=source, external_id_digest=digest).first()
+        row = (
+            Conversation.objects.select_for_update()
+            .filter(source=source, external_id_digest=digest)
+            .defer("search_vector")  # the planner never reads it, and it is the row's largest column
+            .first()
+        )
         stored = stored_snapshots([row])[row.pk] if row is not None else None
         plan = planner.plan_document(parsed, stored, external_id=external_id, external_id_generated=generated)
         try:

@@ -22,7 +22,6 @@ from chats.ingest.canonical import (
     Feedback,
     Issue,
     Message,
-    ParseError,
     ToolCall,
 )
 from chats.ingest.chat_graph import OpenAIStyleKeys
@@ -33,7 +32,7 @@ from chats.ingest.common import (
     original_times,
     parents_first,
     parse_arguments,
-    parse_nested,
+    parse_export_item,
     parse_timestamp,
     pointer,
     render_text,
@@ -80,12 +79,9 @@ def parse(document: Any) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
     if isinstance(document, list):
-        if len(document) != 1:
-            raise ParseError(
-                [Issue("", f"this conversations.json holds {len(document)} conversations: import it in bulk")]
-            )
-        # The one conversation of a `conversations.json` array: every path points under /0.
-        return parse_nested("/0", _Parser(document[0]).parse)
+        return parse_export_item(
+            document, lambda item: _Parser(item).parse(), export="conversations.json", items="conversations"
+        )
     return _Parser(document).parse()
 
 

@@ -59,6 +59,16 @@ def parse_nested(prefix: str, parse: Callable[[], Conversation]) -> Conversation
     return conversation
 
 
+def parse_export_item(
+    document: list[Any], parse: Callable[[Any], Conversation], *, export: str, items: str
+) -> Conversation:
+    """The one conversation of an export array (a whole export of several goes through the bulk path); every path
+    points under ``/0``. `export` and `items` name the export and what it holds, for the error."""
+    if len(document) != 1:
+        raise ParseError([Issue("", f"this {export} holds {len(document)} {items}: import it in bulk")])
+    return parse_nested("/0", lambda: parse(document[0]))
+
+
 def unmapped_keys(document: dict[str, Any], mapped: frozenset[str]) -> dict[str, Any]:
     """The top-level keys that no field of the canonical form holds, verbatim."""
     return {key: value for key, value in document.items() if key not in mapped}

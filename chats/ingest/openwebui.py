@@ -33,9 +33,7 @@ from chats.ingest.canonical import (
     FEEDBACK_ORIGIN_OPENWEBUI,
     Conversation,
     Feedback,
-    Issue,
     Message,
-    ParseError,
     canonical_json,
 )
 from chats.ingest.chat_graph import OPENAI_STYLE_KEYS, OpenAIStyleKeys
@@ -47,7 +45,7 @@ from chats.ingest.common import (
     optional_text,
     original_times,
     parents_first,
-    parse_nested,
+    parse_export_item,
     parse_timestamp,
     pointer,
     render_text,
@@ -105,10 +103,9 @@ def parse(document: Any) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
     if isinstance(document, list):
-        if len(document) != 1:
-            raise ParseError([Issue("", f"this Open WebUI export holds {len(document)} chats: import it in bulk")])
-        # The one chat of an export array: every path points under /0.
-        return parse_nested("/0", _Parser(document[0]).parse)
+        return parse_export_item(
+            document, lambda item: _Parser(item).parse(), export="Open WebUI export", items="chats"
+        )
     return _Parser(document).parse()
 
 
