@@ -65,6 +65,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "chats.middleware.DomainErrorMiddleware",
 ]
 
 ROOT_URLCONF = "masterbrain_site.urls"
@@ -72,6 +73,7 @@ WSGI_APPLICATION = "masterbrain_site.wsgi.application"
 
 TEMPLATES = [
     {
+        # Django's own apps: the admin (with its overrides in templates/admin/), the API's browsable pages.
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
@@ -85,14 +87,20 @@ TEMPLATES = [
         },
     },
     {
-        # The partials repeated once per message of a thread (and their htmx fragments): see chats/jinja2.py.
+        # The application's pages and htmx fragments, the sign-in page included: see chats/jinja2.py.
         "NAME": "jinja2",
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         "DIRS": [BASE_DIR / "templates" / "jinja2"],
         "APP_DIRS": False,
         "OPTIONS": {
             "environment": "chats.jinja2.environment",
-            "context_processors": ["django.contrib.auth.context_processors.auth"],
+            # What the Django engine's processors give its templates; request, csrf_input and csrf_token the
+            # backend adds by itself.
+            "context_processors": [
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
+            ],
         },
     },
 ]

@@ -8,7 +8,6 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from chats import services
 from chats.models import ApiKey, Source
 
 
@@ -36,6 +35,14 @@ class SourcePrincipal:
         return str(self)
 
 
+def usable_key(raw_key: str) -> ApiKey | None:
+    """The key whose hash this is, if it is neither revoked nor expired and its source (if any) is active."""
+    key = ApiKey.objects.usable().select_related("source", "user").filter(key_hash=ApiKey.hash_key(raw_key)).first()
+    if key is None or (key.source is not None and not key.source.is_active):
+        return None
+    return key
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Api-Key"
 
@@ -47,7 +54,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         raw_key = raw_key.strip()
         if not raw_key:
             raise exceptions.AuthenticationFailed("The Api-Key header carries no key.")
-        key = services.api_key_authenticate(raw_key)
+        key = usable_key(raw_key)
         if key is None:
             raise exceptions.AuthenticationFailed("This API key is unknown, revoked or expired.")
         # Touch last_used_at at most once a minute, so authentication stays a read on the hot path.

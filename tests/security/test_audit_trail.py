@@ -3,7 +3,7 @@
 WRITE_PATHS is the list of write paths. Each is performed through the real stack (the review pages and the admin
 with a signed-in Client, the API with APIClient, commands with call_command) and must write exactly the events it
 lists. The completeness tests fail when a URL, an admin (add, change, delete, an action, an extra page), a public
-function of chats.services or a management command is neither covered by an entry nor listed in NOT_WRITES with
+function of a chats.services module or a management command is neither covered by an entry nor listed in NOT_WRITES with
 the reason it changes nothing audited, and when an entry names something that no longer exists.
 
 On PostgreSQL the audit table is append-only (migration 0005): the last tests check that the ORM, raw SQL and the
@@ -12,17 +12,18 @@ admin cannot change or delete an event, and that deleting a user keeps the event
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import io
 import json
 import pkgutil
+import sys
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 from unittest.mock import ANY
 
 import pytest
@@ -32,6 +33,7 @@ from django.contrib.auth.models import Group, User
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Model, signals
 from django.test import Client, RequestFactory, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter, UUIDConverter
@@ -39,9 +41,17 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 import chats.management.commands
-from chats import bulk_ingest, services
+import chats.services
 from chats.admin import AuditedModelAdmin
 from chats.models import ApiKey, AuditEvent, Conversation, Feedback, Label, Message, Source
+from chats.services import labels as label_services
+from chats.services.audit import CommandActor, audit_record, audited, in_audited_write
+from chats.services.bulk_writer import conversations_ingest_bulk
+from chats.services.feedback import feedback_submit
+from chats.services.ingestion import conversation_ingest
+from chats.services.labels import label_create
+from chats.services.review import conversation_set_review_status
+from chats.services.sources import source_get_or_create
 from tests.factories import last_assistant, make_conversation
 
 pytestmark = pytest.mark.django_db
@@ -106,11 +116,11 @@ WORLD_FEEDBACK = {"score": 1, "comment": "", "correction": "", "labels": ["helpf
 
 @pytest.fixture
 def world(reviewer: User, admin_user: User, source: Source, ingest_key: str, tmp_path: Path) -> World:
-    helpful = services.label_create(name="helpful", description="Solved it.")
-    spare_label = services.label_create(name="spare", description="Unused.")
+    helpful = label_create(name="helpful", description="Solved it.")
+    spare_label = label_create(name="spare", description="Unused.")
     conversation = make_conversation(source, n_messages=5, with_tools=False, branches=1)
-    feedback, _ = services.feedback_submit(author=reviewer, conversation=conversation, score=1, labels=[helpful])
-    spare_source, _ = services.source_get_or_create(name="spare-source")
+    feedback, _ = feedback_submit(author=reviewer, conversation=conversation, score=1, labels=[helpful])
+    spare_source, _ = source_get_or_create(name="spare-source")
     other_user = User.objects.create_user(username="uma", password=PASSWORD)
     # What the admin did as a staff member goes with them when they are deleted.
     LogEntry.objects.create(
@@ -122,7 +132,7 @@ def world(reviewer: User, admin_user: User, source: Source, ingest_key: str, tmp
     )
     group = Group.objects.create(name="Editors")
     chat_document = _chat(*FIRST_TURN)
-    chat = services.conversation_ingest(
+    chat = conversation_ingest(
         source=source, document=chat_document, api_key=ApiKey.objects.get(source=source)
     ).conversation
     assert chat is not None
@@ -184,7 +194,7 @@ def _order(event: dict[str, Any]) -> tuple[str, str]:
 
 
 def command(name: str) -> str:
-    return services.CommandActor(name).get_username()
+    return CommandActor(name).get_username()
 
 
 def ingest_state(conversation: Conversation, **extra: Any) -> dict[str, Any]:
@@ -405,7 +415,12 @@ def api_ingest_of_refused_documents_writes_no_event(w: World) -> list[dict[str, 
     return []
 
 
-@write_path("POST api:ingest-bulk", "service conversation_store", "service plan_apply_changes")
+@write_path(
+    "POST api:ingest-bulk",
+    "service conversations_ingest_bulk",
+    "service conversation_store",
+    "service plan_apply_changes",
+)
 def api_bulk_ingest_writes_one_event_per_conversation(w: World) -> list[dict[str, Any]]:
     before = ingest_state(w.chat)
     documents = [
@@ -958,7 +973,7 @@ def test_the_write_path_writes_exactly_its_audit_events(world: World, path: Writ
     mark = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
     services_used = [cover.removeprefix("service ") for cover in path.covers if cover.startswith("service ")]
     started = timezone.now()
-    with _spying(services_used) as spies:
+    with _spying(services_used) as calls, _audited_writes_only():
         expected = path.perform(world)
     events = AuditEvent.objects.filter(id__gt=mark).order_by("id")
 
@@ -967,18 +982,86 @@ def test_the_write_path_writes_exactly_its_audit_events(world: World, path: Writ
         assert started <= event.created_at <= timezone.now()
         recorded = json.dumps([event.before, event.after])
         assert "md5$" not in recorded and world.raw_key not in recorded  # never a password hash or a key
-    for name, spy in spies.items():
-        assert spy.called, f"{path.name} does not go through services.{name}"
+    for name, count in calls.items():
+        assert count, f"{path.name} does not go through the service {name}"
+
+
+def _service_functions() -> dict[str, Callable[..., Any]]:
+    """The public functions of every module of chats.services, by name."""
+    found: dict[str, Callable[..., Any]] = {}
+    for module_info in pkgutil.iter_modules(chats.services.__path__):
+        module = importlib.import_module(f"chats.services.{module_info.name}")
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            if function.__module__ == module.__name__ and not name.startswith("_"):
+                found[name] = function
+    return found
 
 
 @contextmanager
-def _spying(names: list[str]) -> Iterator[dict[str, mock.MagicMock]]:
-    """Wrap the named services, to check that an entry goes through the services it says it covers."""
-    with ExitStack() as stack:
-        yield {
-            name: stack.enter_context(mock.patch.object(services, name, wraps=getattr(services, name)))
-            for name in names
-        }
+def _spying(names: list[str]) -> Iterator[dict[str, int]]:
+    """Count the calls of the named services (however their callers import them), to check that an entry goes
+    through the services it says it covers."""
+    functions = _service_functions()
+    codes = {inspect.unwrap(functions[name]).__code__: name for name in names}
+    calls = dict.fromkeys(names, 0)
+    tool = sys.monitoring.OPTIMIZER_ID
+    sys.monitoring.use_tool_id(tool, "audit-trail-spy")
+
+    def started(code: Any, offset: int) -> None:
+        calls[codes[code]] += 1
+
+    try:
+        sys.monitoring.register_callback(tool, sys.monitoring.events.PY_START, started)
+        for code in codes:
+            sys.monitoring.set_local_events(tool, code, sys.monitoring.events.PY_START)
+        yield calls
+    finally:
+        for code in codes:
+            sys.monitoring.set_local_events(tool, code, 0)
+        sys.monitoring.register_callback(tool, sys.monitoring.events.PY_START, None)
+        sys.monitoring.free_tool_id(tool)
+
+
+# Rows that are records themselves (the audit log, receipts, the admin's own log, sessions), and signing in.
+UNAUDITED = {"chats.auditevent", "chats.ingestionreceipt", "admin.logentry", "sessions.session"}
+
+
+@contextmanager
+def _audited_writes_only() -> Iterator[None]:
+    """Fail any save, delete or many-to-many change of an audited model made outside an audited write (a service,
+    or `audited`/`audited_delete`): the one way to change a row is the audited one."""
+
+    def check(sender: type[Model], **kwargs: Any) -> None:
+        model = kwargs.get("instance").__class__ if sender._meta.auto_created else sender
+        if model._meta.label_lower in UNAUDITED or in_audited_write():
+            return
+        if model is User and set(kwargs.get("update_fields") or ()) == {"last_login"}:
+            return  # signing in
+        raise AssertionError(f"{model._meta.label} written outside an audited write")
+
+    receivers = [(signals.pre_save, check), (signals.pre_delete, check), (signals.m2m_changed, check)]
+    for signal, receiver in receivers:
+        signal.connect(receiver, weak=False, dispatch_uid="audited-writes-only")
+    try:
+        yield
+    finally:
+        for signal, _ in receivers:
+            signal.disconnect(dispatch_uid="audited-writes-only")
+
+
+def test_a_write_that_bypasses_the_audit_is_caught(world: World) -> None:
+    with _audited_writes_only():
+        with audited(Label(name="kept"), actor=world.admin) as label:
+            label.save()
+        with (
+            pytest.raises(AssertionError, match=r"chats\.Label written outside an audited write"),
+            transaction.atomic(),
+        ):
+            Label.objects.create(name="unaudited")
+        with pytest.raises(AssertionError, match=r"auth\.User written outside"), transaction.atomic():
+            world.reviewer.groups.add(world.group)
+
+    assert AuditEvent.objects.filter(action="label.created", target_id=str(label.pk)).exists()
 
 
 @pytest.mark.postgres  # elsewhere the bulk endpoint takes the ordinary path
@@ -986,8 +1069,8 @@ def test_the_bulk_fast_path_writes_the_events_the_ordinary_path_writes(world: Wo
     documents = [_chat(*FIRST_TURN, chat_id=f"same-{n}") for n in range(3)]
     ordinary, fast = Source.objects.create(name="ordinary"), Source.objects.create(name="fast")
     for document in documents:
-        services.conversation_ingest(source=ordinary, document=document)
-    bulk_ingest.conversations_ingest_bulk(source=fast, documents=documents)
+        conversation_ingest(source=ordinary, document=document)
+    conversations_ingest_bulk(source=fast, documents=documents)
 
     def events_of(source: Source) -> list[dict[str, Any]]:
         rows = stored(AuditEvent.objects.filter(actor_username=f"source:{source.name}").order_by("target_id"))
@@ -1020,6 +1103,11 @@ NOT_WRITES = {
     "service ingest_event": "builds an unsaved event",
     "service plan_rows": "builds rows",
     "service new_conversation": "builds an unsaved conversation",
+    # conversation_store's steps, which the ingestion paths cover through it: refusing a document (a receipt
+    # only), storing a receipt, and writing a plan's rows (its event is written by conversation_store).
+    "service reject": "a step of conversation_store: a receipt, no audited state",
+    "service receipt_create": "a step of conversation_store: a receipt, no audited state",
+    "service write_plan": "a step of conversation_store, which writes the event",
     # Signing in and out changes a session (and last_login), no audited state.
     "POST login": "signing in",
     "PUT login": "signing in (Django's form views take PUT as POST)",
@@ -1050,8 +1138,15 @@ NOT_WRITES = {
     "service audit_snapshot": "the audit trail itself",
     "service audit_record_saved": "the audit trail itself",
     "service audit_record_deleted": "the audit trail itself",
-    "service api_key_authenticate": "reads (authentication keeps last_used_at, bookkeeping)",
-    "service payload_hash": "computes",
+    "service audit_event": "the audit trail itself",
+    "service audited": "the audit trail itself (the admin's and the commands' writes go through it)",
+    "service audited_delete": "the audit trail itself",
+    "service audited_update": "the audit trail itself (the source and label services go through it)",
+    "service audited_write": "the audit trail itself (a decorator)",
+    "service audit_scope": "the audit trail itself",
+    "service in_audited_write": "the audit trail itself (a read)",
+    "service jsonable": "computes",
+    "service feedback_ensure_owner": "checks a permission",
     "service feedback_summary_refresh": "derived counters, refreshed inside the audited feedback services",
 }
 
@@ -1127,11 +1222,7 @@ def _admin_keys(superuser: User) -> set[str]:
 
 
 def _service_keys() -> set[str]:
-    return {
-        f"service {name}"
-        for name, function in inspect.getmembers(services, inspect.isfunction)
-        if function.__module__ == services.__name__ and not name.startswith("_")
-    }
+    return {f"service {name}" for name in _service_functions()}
 
 
 def _command_keys() -> set[str]:
@@ -1163,8 +1254,8 @@ def test_the_completeness_check_notices_a_new_write(admin_user: User, monkeypatc
     def label_merge(*, label: Label, into: Label) -> None:
         raise NotImplementedError
 
-    label_merge.__module__ = services.__name__
-    monkeypatch.setattr(services, "label_merge", label_merge, raising=False)
+    label_merge.__module__ = label_services.__name__
+    monkeypatch.setattr(label_services, "label_merge", label_merge, raising=False)
     listed = {cover for path in WRITE_PATHS for cover in path.covers} | NOT_WRITES.keys()
 
     assert "service label_merge" in _service_keys() - listed
@@ -1178,7 +1269,7 @@ def test_the_completeness_check_notices_a_new_write(admin_user: User, monkeypatc
 
 @pytest.fixture
 def event(world: World) -> AuditEvent:
-    return services.audit_record(
+    return audit_record(
         actor=world.reviewer, action="label.updated", target_type="label", target_id=1, before={}, after={}
     )
 
@@ -1224,8 +1315,8 @@ def test_raw_sql_cannot_change_or_delete_an_audit_event(event: AuditEvent, sql: 
 @pytest.mark.postgres
 def test_deleting_a_user_keeps_their_events_under_their_name(world: World) -> None:
     someone = User.objects.create_user(username="leaver")
-    services.conversation_set_review_status(actor=someone, conversation=world.conversation, status="in_review")
-    services.feedback_submit(author=world.reviewer, conversation=world.chat, score=1)
+    conversation_set_review_status(actor=someone, conversation=world.conversation, status="in_review")
+    feedback_submit(author=world.reviewer, conversation=world.chat, score=1)
     someone_events = list(AuditEvent.objects.filter(actor=someone).values_list("pk", flat=True))
 
     someone.delete()
@@ -1237,7 +1328,7 @@ def test_deleting_a_user_keeps_their_events_under_their_name(world: World) -> No
 
 @pytest.mark.postgres
 def test_a_user_deleted_in_the_admin_keeps_their_events(world: World) -> None:
-    services.conversation_set_review_status(actor=world.other_user, conversation=world.conversation, status="reviewed")
+    conversation_set_review_status(actor=world.other_user, conversation=world.conversation, status="reviewed")
     pk = world.other_user.pk
 
     _admin_post(world, f"/admin/auth/user/{pk}/delete/", {"post": "yes"})

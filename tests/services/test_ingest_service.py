@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import threading
 
 import pytest
 from django.db import connection, connections
 
-from chats import services
+from chats.ingest.canonical import canonical_json
 from chats.models import Conversation, IngestionReceipt, InjectedArtifact, Message, Source, ToolCall
+from chats.services import plan_writer
+from chats.services.ingestion import IngestResult, conversation_ingest
+from chats.services.search import search_index
 
 HISTORY = [
     {"role": "user", "content": "Why are there nonspecific PCR bands?"},
@@ -41,12 +45,12 @@ def chat_document(messages: list[dict], chat_id: str = "airalogy.id.chat.5b0f1b8
     }
 
 
-def ingest(source: Source, document: object, **kwargs: object) -> services.IngestResult:
-    return services.conversation_ingest(source=source, document=document, **kwargs)
+def ingest(source: Source, document: object, **kwargs: object) -> IngestResult:
+    return conversation_ingest(source=source, document=document, **kwargs)
 
 
 def active_texts(conversation: Conversation) -> list[str]:
-    return list(conversation.messages.active_path().values_list("text", flat=True))
+    return list(conversation.messages.filter(on_active_path=True).order_by("depth").values_list("text", flat=True))
 
 
 @pytest.mark.django_db
@@ -63,7 +67,7 @@ def test_a_new_conversation_is_created_with_its_messages_tool_calls_and_receipt(
     assert conversation.messages.get(position=1).raw == HISTORY[1]
     receipt = IngestionReceipt.objects.get(uuid=result.receipt.uuid)
     assert receipt.outcome == "created" and receipt.payload == chat_document(HISTORY)
-    assert receipt.payload_sha256 == services.payload_hash(chat_document(HISTORY))
+    assert receipt.payload_sha256 == hashlib.sha256(canonical_json(chat_document(HISTORY)).encode()).hexdigest()
 
 
 @pytest.mark.django_db
@@ -219,7 +223,7 @@ def test_a_failure_in_the_middle_of_a_conversation_leaves_nothing_stored(source,
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(services, "plan_apply_changes", fail)  # after the rows are inserted
+    monkeypatch.setattr(plan_writer, "plan_apply_changes", fail)  # after the rows are inserted
     with pytest.raises(RuntimeError):
         ingest(source, chat_document(HISTORY))
 
@@ -294,24 +298,24 @@ def test_the_search_indexer_builds_vectors_from_message_text_apart_from_ingestio
     conversation = Conversation.objects.get()
     assert conversation.search_stale and vector_matches("primer dimers") == 0
 
-    assert services.search_index() == 1
+    assert search_index() == 1
 
     conversation.refresh_from_db()
     assert not conversation.search_stale and vector_matches("primer dimers") == 1
-    assert services.search_index() == 0  # nothing stale is left
+    assert search_index() == 0  # nothing stale is left
 
 
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_new_messages_or_a_new_title_make_the_vector_stale_again_and_a_replay_does_not(source):
     ingest(source, chat_document(HISTORY))
-    services.search_index()
+    search_index()
 
     ingest(source, chat_document(HISTORY))
     assert not Conversation.objects.get().search_stale
     ingest(source, chat_document([*HISTORY, {"role": "user", "content": "What about photobleaching?"}]))
     assert Conversation.objects.get().search_stale
-    services.search_index()
+    search_index()
     assert vector_matches("photobleaching") == 1
 
 

@@ -9,8 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from chats import services
 from chats.roles import person_roles
+from chats.services.audit import CommandActor
+from chats.services.sources import api_key_create
 
 
 class Command(BaseCommand):
@@ -39,11 +40,11 @@ class Command(BaseCommand):
         if days is not None and days < 1:
             raise CommandError("--expires-in-days must be 1 or more")
         expires_at = timezone.now() + timedelta(days=days) if days else None
-        key, raw = services.api_key_create(
+        key, raw = api_key_create(
             user=user,
             name=options["name"] or "personal token",
             expires_at=expires_at,
-            actor=services.CommandActor("create_api_token"),
+            actor=CommandActor("create_api_token"),
         )
         until = f", valid until {expires_at:%Y-%m-%d %H:%M} UTC" if expires_at else ""
         self.stderr.write(f"Token {key.prefix}… for {user.get_username()}{until}; it is shown once, keep it secret:")

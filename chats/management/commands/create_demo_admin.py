@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from chats import services
+from chats.services.audit import CommandActor, audited
 
 
 class Command(BaseCommand):
@@ -25,19 +25,15 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         reviewer_password = secrets.token_urlsafe(12)
         with transaction.atomic():
-            actor = services.CommandActor("create_demo_admin")
-            admin = self._user(username)
-            before = services.audit_snapshot(admin) if admin.pk else None
-            admin.is_staff = admin.is_superuser = True
-            admin.set_password(password)
-            admin.save()
-            services.audit_record_saved(actor=actor, obj=admin, before=before)
-            reviewer = self._user("reviewer")
-            before = services.audit_snapshot(reviewer) if reviewer.pk else None
-            reviewer.set_password(reviewer_password)
-            reviewer.save()
-            reviewer.groups.add(Group.objects.get(name="Reviewers"))
-            services.audit_record_saved(actor=actor, obj=reviewer, before=before)
+            actor = CommandActor("create_demo_admin")
+            with audited(self._user(username), actor=actor) as admin:
+                admin.is_staff = admin.is_superuser = True
+                admin.set_password(password)
+                admin.save()
+            with audited(self._user("reviewer"), actor=actor) as reviewer:
+                reviewer.set_password(reviewer_password)
+                reviewer.save()
+                reviewer.groups.add(Group.objects.get(name="Reviewers"))
         self.stdout.write("Sign in at http://127.0.0.1:8000/ with")
         self.stdout.write(f"  admin:    {username} / {password}")
         self.stdout.write(f"  reviewer: reviewer / {reviewer_password}")

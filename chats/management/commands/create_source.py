@@ -6,7 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from chats import services
+from chats.services.audit import CommandActor
+from chats.services.sources import api_key_create, source_get_or_create
 
 
 class Command(BaseCommand):
@@ -17,9 +18,9 @@ class Command(BaseCommand):
         parser.add_argument("--key-name", default="", help="A label for the key, e.g. the host that uses it.")
 
     def handle(self, *args: Any, name: str, key_name: str, **options: Any) -> None:
-        actor = services.CommandActor("create_source")
-        source, created = services.source_get_or_create(name=name, actor=actor)
-        _, raw_key = services.api_key_create(source=source, name=key_name or "created by create_source", actor=actor)
+        actor = CommandActor("create_source")
+        source, created = source_get_or_create(name=name, actor=actor)
+        _, raw_key = api_key_create(source=source, name=key_name or "created by create_source", actor=actor)
         self.stdout.write(f"{'Created' if created else 'Reusing'} source {source.name!r}.")
         self.stdout.write("New API key (shown once; only its hash is stored). Send it as: Authorization: Api-Key <key>")
         self.stdout.write(raw_key)

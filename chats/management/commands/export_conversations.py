@@ -13,10 +13,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.http import QueryDict
 from tqdm import tqdm
 
-from chats import exporting, services
 from chats.export import FORMATS
 from chats.filters import ConversationFilter
 from chats.models import Conversation
+from chats.selectors.exports import TRAINING, export_lines
+from chats.services.audit import CommandActor
+from chats.services.exports import export_record
 
 RENAMED = {"format": "input_format"}
 
@@ -40,7 +42,7 @@ class Command(BaseCommand):
             filters.add_argument(f"--{option.replace('_', '-')}", dest=f"filter_{option}", help=str(filter_.label))
 
     def handle(self, *args: Any, **options: Any) -> None:
-        fmt = exporting.TRAINING if options["training"] else options["format"]
+        fmt = TRAINING if options["training"] else options["format"]
         data = QueryDict(mutable=True)
         for name in ConversationFilter.base_filters:
             value = options.get(f"filter_{_option(name)}")
@@ -55,14 +57,14 @@ class Command(BaseCommand):
             raise CommandError(f"invalid filters: {problems}")
         queryset = filterset.qs
         count = queryset.count()
-        services.export_record(
-            actor=services.CommandActor("export_conversations"),
+        export_record(
+            actor=CommandActor("export_conversations"),
             what="conversations",
             format=fmt,
             filters={_option(key): value for key, value in data.items()},
             count=count,
         )
-        lines = exporting.export_lines(queryset, fmt, envelope=options["envelope"])
+        lines = export_lines(queryset, fmt, envelope=options["envelope"])
         progress = tqdm(total=count, unit="conv", file=sys.stderr, disable=None)
         output = open(options["output"], "wb") if options["output"] else sys.stdout.buffer  # noqa: SIM115
         try:

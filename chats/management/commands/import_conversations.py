@@ -14,9 +14,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from chats import ingest, services
-from chats.importing import iter_items
+from chats import ingest
+from chats.ingest.files import iter_items
 from chats.models import Outcome
+from chats.services.audit import CommandActor
+from chats.services.ingestion import conversation_ingest
+from chats.services.sources import source_get_or_create
 
 
 class Command(BaseCommand):
@@ -40,8 +43,8 @@ class Command(BaseCommand):
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise CommandError(f"No such file or folder: {', '.join(missing)}")
-        actor = services.CommandActor("import_conversations")
-        source_obj, _ = services.source_get_or_create(name=source, actor=actor)
+        actor = CommandActor("import_conversations")
+        source_obj, _ = source_get_or_create(name=source, actor=actor)
         counts: Counter[str] = Counter()
         failures: list[str] = []
         items = (item for path in paths for item in iter_items(path))
@@ -50,7 +53,7 @@ class Command(BaseCommand):
                 counts[Outcome.REJECTED] += 1
                 failures.append(f"{item.label}: {item.error}")
                 continue
-            result = services.conversation_ingest(
+            result = conversation_ingest(
                 source=source_obj,
                 document=item.document,
                 format=format_name,

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from chats import services
+from chats.services.search import search_index
 
 
 class Command(BaseCommand):
@@ -26,7 +26,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, batch: int, loop: bool, interval: float, **options: Any) -> None:
         total = 0
         while True:
-            built = services.search_index(limit=batch)
+            built = search_index(limit=batch)
             total += built
             if built:
                 continue

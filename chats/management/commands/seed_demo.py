@@ -5,19 +5,24 @@ Everything goes through the ingest and feedback services, so running it twice ch
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from chats import services, workload
-from chats.importing import iter_items
+from chats.demo import example_documents, generator
+from chats.ingest.files import iter_items
 from chats.models import Conversation, FeedbackOrigin, Label, Message
+from chats.services.audit import CommandActor, audited
+from chats.services.feedback import feedback_submit
+from chats.services.ingestion import conversation_ingest
+from chats.services.labels import label_create
+from chats.services.review import conversation_set_review_status
+from chats.services.search import search_index
+from chats.services.sources import source_get_or_create
 
 DEMO_SOURCE = "demo"
-FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
 LABELS = {
     "helpful": "The answer solved the user's problem.",
     "hallucination": "States facts that are not supported by the injected artifacts or tools.",
@@ -32,39 +37,41 @@ class Command(BaseCommand):
     help = "Load demo conversations (every format, tools, injections, branches, feedback). Idempotent."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--count", type=int, default=34, help="Generated conversations (fixtures come on top).")
+        parser.add_argument(
+            "--count", type=int, default=34, help="Generated conversations (the example documents come on top)."
+        )
 
     def handle(self, *args: Any, count: int, **options: Any) -> None:
-        actor = services.CommandActor("seed_demo")
-        source, _ = services.source_get_or_create(name=DEMO_SOURCE, actor=actor)
+        actor = CommandActor("seed_demo")
+        source, _ = source_get_or_create(name=DEMO_SOURCE, actor=actor)
         existing = set(Label.objects.values_list("name", flat=True))
         for name, description in LABELS.items():
             if name not in existing:
-                services.label_create(name=name, description=description, actor=actor)
+                label_create(name=name, description=description, actor=actor)
         outcomes: dict[str, int] = {}
-        for _, document in workload.generate(count, seed=2026):
-            result = services.conversation_ingest(source=source, document=document, actor=actor)
+        for _, document in generator.generate(count, seed=2026):
+            result = conversation_ingest(source=source, document=document, actor=actor)
             outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
-        for path in sorted(FIXTURES.glob("*/*.json")) if FIXTURES.exists() else []:
-            if path.name == "message_feedback.json":
-                continue
+        for path in example_documents():
             for item in iter_items(path):
-                result = services.conversation_ingest(source=source, document=item.document, actor=actor)
+                result = conversation_ingest(source=source, document=item.document, actor=actor)
                 outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
         self._demo_feedback()
-        while services.search_index():
+        while search_index():
             pass
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
         self.stdout.write(f"Demo data in source {DEMO_SOURCE!r}: {summary}.")
 
     @transaction.atomic
     def _demo_feedback(self) -> None:
-        reviewer = User.objects.filter(username="demo-reviewer").first()
-        before = services.audit_snapshot(reviewer) if reviewer is not None else None
-        if reviewer is None:
-            reviewer = User.objects.create_user(username="demo-reviewer", first_name="Demo")
-        reviewer.groups.add(Group.objects.get(name="Reviewers"))
-        services.audit_record_saved(actor=services.CommandActor("seed_demo"), obj=reviewer, before=before)
+        stored = User.objects.filter(username="demo-reviewer").first()
+        with audited(
+            stored or User(username="demo-reviewer", first_name="Demo"), actor=CommandActor("seed_demo")
+        ) as reviewer:
+            if stored is None:
+                reviewer.set_unusable_password()
+                reviewer.save()
+            reviewer.groups.add(Group.objects.get(name="Reviewers"))
         labels = {label.name: label for label in Label.objects.all()}
         conversations = list(Conversation.objects.filter(source__name=DEMO_SOURCE).order_by("id")[:12])
         for number, conversation in enumerate(conversations):
@@ -77,7 +84,7 @@ class Command(BaseCommand):
             if answer is None or conversation.feedback.filter(origin=FeedbackOrigin.REVIEWER).exists():
                 continue
             good = number % 3 != 1
-            services.feedback_submit(
+            feedback_submit(
                 author=reviewer,
                 conversation=conversation,
                 message=answer,
@@ -90,4 +97,4 @@ class Command(BaseCommand):
                 "check the protocol's current version before changing it.",
             )
             if number % 4 == 0:
-                services.conversation_set_review_status(actor=reviewer, conversation=conversation, status="reviewed")
+                conversation_set_review_status(actor=reviewer, conversation=conversation, status="reviewed")

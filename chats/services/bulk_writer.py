@@ -1,11 +1,11 @@
 """The batch writer: many documents of one source carried out set-based, by COPY (the bulk endpoint's path).
 
-Nothing here decides what a document means: every document is prepared by ``services.document_prepare``, placed
-in its conversation by ``services.target_external_ids`` and planned by ``planner.plan_document`` against the
-snapshot ``services.stored_snapshots`` reads, exactly as the row-by-row writer (``services.conversation_store``)
+Nothing here decides what a document means: every document is prepared by ``document_prepare``, placed
+in its conversation by ``target_external_ids`` and planned by ``planner.plan_document`` against the
+snapshot ``stored_snapshots`` reads, exactly as the row-by-row writer (``ingestion.conversation_store``)
 does. This module only writes the plans of a batch at once, in ONE transaction:
 
-1. the id-less documents' chats are locked (``services.idless_lock``), each document is placed in its
+1. the id-less documents' chats are locked (``idless_lock``), each document is placed in its
    conversation, and the batch's existing conversations are locked (``FOR NO KEY UPDATE``, in id order: batches
    that overlap do not deadlock) and read in five queries;
 2. new conversations go in by COPY into a temporary table and one ``INSERT ... SELECT ... ON CONFLICT DO NOTHING
@@ -13,7 +13,7 @@ does. This module only writes the plans of a batch at once, in ONE transaction:
    up front;
 3. the new rows of every plan (messages, tool calls, artifacts, imported feedback, receipts) go in by one
    ``COPY`` per table, and the audit events by one ``INSERT``; changes to rows that exist go through
-   ``services.plan_apply_changes``, which the row-by-row writer uses too.
+   ``plan_apply_changes``, which the row-by-row writer uses too.
 
 Documents the batch cannot take are stored one by one after it commits, through the row-by-row writer: refused
 documents (so that their receipts are exactly the ordinary ones), a second document for a conversation already
@@ -37,7 +37,6 @@ import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
 
-from chats import services
 from chats.ingest import planner
 from chats.models import (
     ApiKey,
@@ -52,6 +51,27 @@ from chats.models import (
     Source,
     ToolCall,
 )
+from chats.services.audit import audit_scope
+from chats.services.documents import Prepared, document_prepare
+from chats.services.ingestion import (
+    IngestResult,
+    conversation_store,
+    idless_lock,
+    ingest_event,
+    stored_snapshots,
+    target_external_ids,
+)
+from chats.services.plan_writer import (
+    ARTIFACT_COLUMNS,
+    CALL_COLUMNS,
+    FEEDBACK_COLUMNS,
+    MESSAGE_COLUMNS,
+    Refs,
+    new_conversation,
+    plan_apply_changes,
+    plan_rows,
+)
+from chats.services.receipts import Decision, Sender, receipt_values
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +84,7 @@ _json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encod
 @dataclass
 class _Item:
     index: int
-    prepared: services.Prepared
+    prepared: Prepared
     external_id: str = ""
     generated: bool = False
     plan: planner.Plan | None = None
@@ -78,32 +98,37 @@ def conversations_ingest_bulk(
     documents: Sequence[Any],
     format: str | None = None,
     api_key: ApiKey | None = None,
-) -> list[services.IngestResult]:
+) -> list[IngestResult]:
     """Store many conversation documents of one source; one result per document, in order.
 
-    The same outcomes, receipts and rows as ``services.conversation_ingest`` for each document in turn.
+    The same outcomes, receipts and rows as ``ingestion.conversation_ingest`` for each document in turn.
     """
+    with audit_scope():  # the writers record one event per conversation created or changed
+        return _ingest(Sender(source, api_key), documents, format)
+
+
+def _ingest(sender: Sender, documents: Sequence[Any], format: str | None) -> list[IngestResult]:
+    source = sender.source
     items = [
-        _Item(index, services.document_prepare(document=document, format=format))
-        for index, document in enumerate(documents)
+        _Item(index, document_prepare(document=document, format=format)) for index, document in enumerate(documents)
     ]
     if connection.vendor != "postgresql":
-        return [services.conversation_store(source=source, prepared=item.prepared, api_key=api_key) for item in items]
+        return [conversation_store(sender=sender, prepared=item.prepared) for item in items]
 
-    results: dict[int, services.IngestResult] = {}
+    results: dict[int, IngestResult] = {}
     try:
         with transaction.atomic():
             # Held to the commit: a concurrent document of one of these id-less chats waits, then finds it.
-            services.idless_lock([item.prepared for item in items])
+            idless_lock([item.prepared for item in items])
             batch, later = _split(source, items)
             if batch:
-                results, lost = _write_batch(source, api_key, batch)
+                results, lost = _write_batch(sender, batch)
                 later.extend(lost)
     except Exception:
         logger.exception("bulk ingest: the batch of %d documents failed; storing them one by one", len(items))
         results, later = {}, items
     for item in sorted(later, key=lambda later_item: later_item.index):
-        results[item.index] = services.conversation_store(source=source, prepared=item.prepared, api_key=api_key)
+        results[item.index] = conversation_store(sender=sender, prepared=item.prepared)
     return [results[index] for index in range(len(documents))]
 
 
@@ -111,7 +136,7 @@ def _split(source: Source, items: list[_Item]) -> tuple[list[_Item], list[_Item]
     """(the batch, the documents for the row-by-row writer after it): refused documents, and any document whose
     conversation another document of the batch already takes (by id, or by content when it has no id)."""
     parsed = [item for item in items if item.prepared.parsed is not None]
-    targets = services.target_external_ids(source, [item.prepared for item in parsed])
+    targets = target_external_ids(source, [item.prepared for item in parsed])
     batch: list[_Item] = []
     later = [item for item in items if item.prepared.parsed is None]
     taken_ids: set[str] = set()
@@ -137,10 +162,9 @@ def _split(source: Source, items: list[_Item]) -> tuple[list[_Item], list[_Item]
     return batch, later
 
 
-def _write_batch(
-    source: Source, api_key: ApiKey | None, batch: list[_Item]
-) -> tuple[dict[int, services.IngestResult], list[_Item]]:
+def _write_batch(sender: Sender, batch: list[_Item]) -> tuple[dict[int, IngestResult], list[_Item]]:
     """Plan and write the batch; return the results and the documents that lost a race to create."""
+    source = sender.source
     now = timezone.now()
     rows = {
         row.external_id: row
@@ -151,7 +175,7 @@ def _write_batch(
         .defer("search_vector")  # the planner never reads it, and it is the row's largest column
         .order_by("id")
     }
-    snapshots = services.stored_snapshots(list(rows.values()))
+    snapshots = stored_snapshots(list(rows.values()))
     for item in batch:
         assert item.prepared.parsed is not None
         item.row = rows.get(item.external_id)
@@ -170,14 +194,14 @@ def _write_batch(
         for item in written:
             item.conversation = item.row if item.row is not None else created[item.external_id]
         _copy_plans(cursor, written, now)
-        receipts = _copy_receipts(cursor, source, api_key, written, now)
+        receipts = _copy_receipts(cursor, sender, written, now)
 
-    results: dict[int, services.IngestResult] = {}
+    results: dict[int, IngestResult] = {}
     events = []
     for item, receipt in zip(written, receipts, strict=True):
         plan, conversation, parsed = item.plan, item.conversation, item.prepared.parsed
         assert plan is not None and conversation is not None and parsed is not None
-        results[item.index] = services.IngestResult(
+        results[item.index] = IngestResult(
             outcome=plan.outcome,
             format=parsed.format,
             external_id=plan.external_id,
@@ -187,11 +211,7 @@ def _write_batch(
             messages_added=plan.messages_added,
         )
         if plan.outcome != Outcome.UNCHANGED:
-            events.append(
-                services.ingest_event(
-                    plan=plan, actor=None, source=source, api_key=api_key, conversation=conversation, receipt=receipt
-                )
-            )
+            events.append(ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt))
     AuditEvent.objects.bulk_create(events, batch_size=_INSERT_CHUNK)
     return results, lost
 
@@ -239,7 +259,7 @@ def _insert_conversations(
     with cursor.copy(f"COPY bulk_conversations ({columns}) FROM STDIN") as copy:
         for item in new:
             assert item.plan is not None and item.prepared.parsed is not None
-            conversation = services.new_conversation(source, item.prepared.parsed, item.plan, now)
+            conversation = new_conversation(source, item.prepared.parsed, item.plan, now)
             conversation.uuid = uuid.uuid4()
             conversation.review_status = ReviewStatus.UNREVIEWED
             instances[item.external_id] = conversation
@@ -300,22 +320,22 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
     calls: list[tuple[Any, ...]] = []
     artifacts: list[tuple[Any, ...]] = []
     feedback: list[tuple[Any, ...]] = []
-    changes: list[tuple[planner.Plan, Conversation, services.Refs]] = []
+    changes: list[tuple[planner.Plan, Conversation, Refs]] = []
     for item, plan in plans:
         assert item.conversation is not None
-        refs = services.Refs([next(message_ids) for _ in plan.messages], [next(call_ids) for _ in plan.calls])
-        new_messages, new_calls, new_artifacts, new_feedback = services.plan_rows(plan, item.conversation.pk, refs, now)
-        messages += new_messages
-        calls += new_calls
-        artifacts += new_artifacts
-        feedback += new_feedback
+        refs = Refs([next(message_ids) for _ in plan.messages], [next(call_ids) for _ in plan.calls])
+        rows = plan_rows(plan, item.conversation.pk, refs, now)
+        messages += rows.messages
+        calls += rows.calls
+        artifacts += rows.artifacts
+        feedback += rows.feedback
         if not plan.created:
             changes.append((plan, item.conversation, refs))
     if messages:
         _copy(
             cursor,
             Message._meta.db_table,
-            services.MESSAGE_COLUMNS,
+            MESSAGE_COLUMNS,
             messages,
             frozenset({"aliases", "parts", "context_pairs", "author_metadata", "extra", "raw"}),
             frozenset({"raw"}),
@@ -324,7 +344,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
         _copy(
             cursor,
             ToolCall._meta.db_table,
-            services.CALL_COLUMNS,
+            CALL_COLUMNS,
             calls,
             frozenset({"parsed_arguments", "extra"}),
             frozenset({"parsed_arguments"}),
@@ -333,7 +353,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
         _copy(
             cursor,
             InjectedArtifact._meta.db_table,
-            services.ARTIFACT_COLUMNS,
+            ARTIFACT_COLUMNS,
             artifacts,
             frozenset({"payload"}),
             frozenset({"payload"}),
@@ -342,14 +362,14 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
         _copy(
             cursor,
             Feedback._meta.db_table,
-            services.FEEDBACK_COLUMNS,
+            FEEDBACK_COLUMNS,
             feedback,
             frozenset({"raw"}),
             frozenset({"raw"}),
         )
     # After the new rows are in: the changes name rows this batch inserted (a late answer to a stored call).
     for plan, conversation, refs in changes:
-        services.plan_apply_changes(plan, conversation, refs, now)
+        plan_apply_changes(plan, conversation, refs, now)
 
 
 _RECEIPT_COLUMNS = (
@@ -373,24 +393,21 @@ _RECEIPT_COLUMNS = (
 
 
 def _copy_receipts(
-    cursor: psycopg.Cursor[Any], source: Source, api_key: ApiKey | None, items: list[_Item], now: datetime
+    cursor: psycopg.Cursor[Any], sender: Sender, items: list[_Item], now: datetime
 ) -> list[IngestionReceipt]:
     ids = iter(_allocate(cursor, IngestionReceipt._meta.db_table, len(items)))
     instances: list[IngestionReceipt] = []
     rows: list[tuple[Any, ...]] = []
     for item in items:
         assert item.plan is not None and item.conversation is not None
-        values = services.receipt_values(
-            source,
-            api_key,
-            item.prepared,
-            item.plan.outcome,
-            _warnings(item),
-            None,
-            item.conversation.pk,
-            item.plan.messages_added,
+        decision = Decision(
+            outcome=item.plan.outcome,
+            conversation_id=item.conversation.pk,
+            external_id=item.plan.external_id,
+            messages_added=item.plan.messages_added,
+            warnings=_warnings(item),
         )
-        values["external_id"] = item.plan.external_id
+        values = receipt_values(sender, item.prepared, decision)
         values |= {"id": next(ids), "uuid": uuid.uuid4(), "created_at": now}
         instances.append(
             IngestionReceipt.from_db("default", _RECEIPT_COLUMNS, [values[name] for name in _RECEIPT_COLUMNS])

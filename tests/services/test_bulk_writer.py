@@ -1,4 +1,4 @@
-"""The set-based bulk path (chats.bulk_ingest) stores exactly what the ordinary path stores, for the same input."""
+"""The set-based bulk path (chats.services.bulk_writer) stores exactly what the ordinary path stores, for the same input."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.models import Model
 from django.test.utils import CaptureQueriesContext
 
-from chats import bulk_ingest, services
+from chats.demo.generator import generate
 from chats.models import (
     Conversation,
     Feedback,
@@ -21,7 +21,8 @@ from chats.models import (
     Source,
     ToolCall,
 )
-from chats.workload import generate
+from chats.services import bulk_writer
+from chats.services.ingestion import IngestResult, conversation_ingest
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
@@ -118,7 +119,7 @@ def assert_same_rows(ordinary: dict[str, Any], fast: dict[str, Any]) -> None:
             assert ordinary[table][key] == fast[table][key], (table, key)
 
 
-def _outcomes(results: list[services.IngestResult]) -> list[tuple[Any, ...]]:
+def _outcomes(results: list[IngestResult]) -> list[tuple[Any, ...]]:
     return [(r.outcome, r.external_id, r.format, r.warnings, r.errors, r.messages_added) for r in results]
 
 
@@ -127,10 +128,10 @@ def test_the_fast_path_stores_exactly_what_the_ordinary_path_stores(caplog):
     fast_source = Source.objects.create(name="fast")
     documents = _documents()
 
-    ordinary = [services.conversation_ingest(source=ordinary_source, document=d) for d in documents]
-    fast = bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=copy.deepcopy(documents))
+    ordinary = [conversation_ingest(source=ordinary_source, document=d) for d in documents]
+    fast = bulk_writer.conversations_ingest_bulk(source=fast_source, documents=copy.deepcopy(documents))
 
-    assert not [r for r in caplog.records if r.name == "chats.bulk_ingest"]  # no fallback
+    assert not [r for r in caplog.records if r.name == "chats.services.bulk_writer"]  # no fallback
     assert _outcomes(fast) == _outcomes(ordinary)
     assert Counter(r.outcome for r in fast) == {"created": len(documents) - 2, "unchanged": 1, "rejected": 1}
     ordinary_rows, fast_rows = snapshot(ordinary_source), snapshot(fast_source)
@@ -150,17 +151,17 @@ def test_replaying_a_batch_says_unchanged_and_changes_nothing_but_receipts():
     fast_source = Source.objects.create(name="fast")
     documents = _documents(count=24, seed=5)
     for d in documents:
-        services.conversation_ingest(source=ordinary_source, document=d)
-    bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=documents)
+        conversation_ingest(source=ordinary_source, document=d)
+    bulk_writer.conversations_ingest_bulk(source=fast_source, documents=documents)
     before = snapshot(fast_source)
 
-    ordinary = [services.conversation_ingest(source=ordinary_source, document=d) for d in documents]
+    ordinary = [conversation_ingest(source=ordinary_source, document=d) for d in documents]
     third_source = Source.objects.create(name="third")
-    bulk_ingest.conversations_ingest_bulk(source=third_source, documents=documents)
+    bulk_writer.conversations_ingest_bulk(source=third_source, documents=documents)
     with CaptureQueriesContext(connection) as half:
-        bulk_ingest.conversations_ingest_bulk(source=third_source, documents=documents[:12] + documents[-2:])
+        bulk_writer.conversations_ingest_bulk(source=third_source, documents=documents[:12] + documents[-2:])
     with CaptureQueriesContext(connection) as queries:
-        fast = bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=documents)
+        fast = bulk_writer.conversations_ingest_bulk(source=fast_source, documents=documents)
 
     # Recognised set-based (a handful of reads and one COPY), not one document at a time: twice the documents
     # (the repeated one and the rejected one, on their own, in both) take the same queries.
@@ -179,8 +180,8 @@ def test_longer_histories_and_edits_in_a_batch_update_as_the_ordinary_path_does(
     fast_source = Source.objects.create(name="fast")
     documents = _documents(count=16, seed=3)
     for d in documents:
-        services.conversation_ingest(source=ordinary_source, document=d)
-    bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=documents)
+        conversation_ingest(source=ordinary_source, document=d)
+    bulk_writer.conversations_ingest_bulk(source=fast_source, documents=documents)
     grown = copy.deepcopy(documents)
     for document in grown:
         if isinstance(document, dict) and "main_messages" in document and document["main_messages"]:
@@ -189,8 +190,8 @@ def test_longer_histories_and_edits_in_a_batch_update_as_the_ordinary_path_does(
     grown[0]["title"] = "A new title"
     grown += [d for _, d in generate(4, seed=99)]  # new ones in the same batch
 
-    ordinary = [services.conversation_ingest(source=ordinary_source, document=d) for d in grown]
-    fast = bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=grown)
+    ordinary = [conversation_ingest(source=ordinary_source, document=d) for d in grown]
+    fast = bulk_writer.conversations_ingest_bulk(source=fast_source, documents=grown)
 
     assert _outcomes(fast) == _outcomes(ordinary)
     assert {"updated", "created", "unchanged"} <= {r.outcome for r in fast}
@@ -205,9 +206,9 @@ def test_when_the_batch_fails_every_document_is_stored_one_by_one(monkeypatch):
     def fail(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(bulk_ingest, "_copy_receipts", fail)
-    ordinary = [services.conversation_ingest(source=ordinary_source, document=d) for d in documents]
-    fast = bulk_ingest.conversations_ingest_bulk(source=fast_source, documents=documents)
+    monkeypatch.setattr(bulk_writer, "_copy_receipts", fail)
+    ordinary = [conversation_ingest(source=ordinary_source, document=d) for d in documents]
+    fast = bulk_writer.conversations_ingest_bulk(source=fast_source, documents=documents)
 
     assert _outcomes(fast) == _outcomes(ordinary)
     assert_same_rows(snapshot(ordinary_source), snapshot(fast_source))

@@ -1,0 +1,129 @@
+"""The first step of every ingestion path: one document checked and parsed, before any database work.
+
+What cannot be stored is refused here with its JSON path (a NUL character, an unpaired surrogate), and so is a
+document over a per-conversation limit; otherwise the document is parsed by `chats.ingest` and its messages are
+given their content keys, which the planner matches on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from chats import ingest
+from chats.ingest import canonical as c
+from chats.ingest import planner
+from chats.ingest.chatgpt_export import apply_message_feedback
+
+
+@dataclass
+class Prepared:
+    """One document, checked and parsed: what every ingestion path plans from."""
+
+    document: Any
+    text: str  # canonical JSON of the document: hashed, and the receipt's payload
+    digest: str
+    size_bytes: int
+    format: str  # the parsed format, else the one the client named ("" when none)
+    parsed: c.Conversation | None = None  # None: refused, for `errors`
+    errors: list[c.Issue] = field(default_factory=list)
+    over_limit: bool = False
+    payload_text: str = ""  # the document as text, when it cannot be stored as JSON
+    external_id: str | None = None  # the document's own id, else the client's
+
+
+def document_prepare(
+    *,
+    document: Any,
+    format: str | None = None,
+    external_id: str | None = None,
+    size_bytes: int | None = None,
+    message_feedback: list[dict[str, Any]] | None = None,
+) -> Prepared:
+    """Check and parse one document (no database work): what cannot be stored is refused here, with its path."""
+    text = c.canonical_json(document)
+    try:
+        encoded = text.encode()
+        has_surrogate = False
+    except UnicodeEncodeError:
+        # json.loads accepts an unpaired surrogate escape ("\ud800"); no UTF-8 text can hold one.
+        encoded = text.encode(errors="surrogatepass")
+        has_surrogate = True
+    prepared = Prepared(
+        document=document,
+        text=text,
+        digest=hashlib.sha256(encoded).hexdigest(),
+        size_bytes=size_bytes if size_bytes is not None else len(encoded),
+        format=format or "",
+        external_id=external_id or None,
+    )
+    unstorable = _find_unstorable(document) if has_surrogate or "\\u0000" in text else None
+    if unstorable is not None:
+        # PostgreSQL stores neither in text or JSON; refuse rather than alter what was sent.
+        prepared.errors = [c.Issue(*unstorable)]
+        prepared.payload_text = encoded.decode(errors="backslashreplace")
+        return prepared
+    try:
+        parsed = ingest.parse_document(document, format=format)
+    except c.ParseError as error:
+        prepared.errors = error.errors
+        return prepared
+    over = _over_limit(parsed)
+    if over is not None:
+        prepared.errors, prepared.over_limit = [over], True
+        return prepared
+    if message_feedback:
+        # A ChatGPT export's message_feedback.json: thumbs on the messages it names.
+        parsed.warnings.extend(apply_message_feedback([parsed], message_feedback))
+    planner.assign_content_keys(parsed)
+    prepared.parsed, prepared.format = parsed, parsed.format
+    prepared.external_id = parsed.external_id or prepared.external_id
+    return prepared
+
+
+def _over_limit(parsed: c.Conversation) -> c.Issue | None:
+    """The first per-conversation limit the parsed document exceeds (HTTP 413), if any."""
+    counts = (
+        (len(parsed.messages), settings.MASTERBRAIN_MAX_MESSAGES, "messages"),
+        (sum(len(m.tool_calls) for m in parsed.messages), settings.MASTERBRAIN_MAX_TOOL_CALLS, "tool calls"),
+        (len(parsed.artifacts), settings.MASTERBRAIN_MAX_ARTIFACTS, "injected artifacts"),
+    )
+    for count, limit, what in counts:
+        if count > limit:
+            return c.Issue("", f"{count} {what}: at most {limit} per conversation.")
+    return None
+
+
+def _unstorable_reason(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored; remove or escape it"
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return "contains an unpaired UTF-16 surrogate (such as \\ud800), which is not text; send valid UTF-8"
+    return None
+
+
+def _find_unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The JSON pointer of the first string (or key) that PostgreSQL cannot store, and why."""
+    if isinstance(value, str):
+        reason = _unstorable_reason(value)
+        return (path, reason) if reason else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            # The pointer itself must be storable (it goes into the receipt): escape what the key cannot hold.
+            shown = str(key).replace("\x00", "\\u0000").encode(errors="backslashreplace").decode()
+            sub = f"{path}/{shown.replace('~', '~0').replace('/', '~1')}"
+            reason = _unstorable_reason(str(key))
+            found = (sub, reason) if reason else _find_unstorable(item, sub)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _find_unstorable(item, f"{path}/{index}")
+            if found is not None:
+                return found
+    return None

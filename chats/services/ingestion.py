@@ -1,0 +1,291 @@
+"""Ingestion: a document in, a conversation stored whole or not at all, idempotently, with a receipt either way.
+
+Every path (the single endpoint, the bulk endpoint's JSON and NDJSON, the import command, the demo data) goes:
+`document_prepare` (decode-level checks, parse, limits) -> which conversation (`target_external_ids`) -> a snapshot
+of what is stored (`stored_snapshots`) -> `planner.plan_document` (the one place that decides) -> a writer.
+`conversation_store` carries one plan out row by row (`plan_writer.write_plan`); `bulk_writer` carries a batch of
+plans out by COPY. Both write the rows from the same row builders (`plan_writer`).
+"""
+
+from __future__ import annotations
+
+import uuid as uuid_module
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from chats.ingest import canonical as c
+from chats.ingest import planner
+from chats.models import (
+    ApiKey,
+    AuditEvent,
+    Conversation,
+    Feedback,
+    IngestionReceipt,
+    InjectedArtifact,
+    Message,
+    Outcome,
+    Source,
+    ToolCall,
+)
+from chats.services.audit import Actor, SourceActor, audit_event, audited_write, jsonable
+from chats.services.documents import Prepared, document_prepare
+from chats.services.plan_writer import write_plan
+from chats.services.receipts import Decision, Sender, receipt_create
+
+
+@dataclass
+class IngestResult:
+    outcome: str
+    format: str
+    external_id: str
+    receipt: IngestionReceipt
+    conversation: Conversation | None = None
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    messages_added: int = 0
+    over_limit: bool = False
+
+
+def conversation_ingest(
+    *,
+    source: Source,
+    document: Any,
+    format: str | None = None,
+    external_id: str | None = None,
+    api_key: ApiKey | None = None,
+    size_bytes: int | None = None,
+    message_feedback: list[dict[str, Any]] | None = None,
+    actor: Actor = None,
+) -> IngestResult:
+    """Store one conversation document: whole or not at all, idempotently, and leave a receipt either way.
+
+    `actor` is who sends it when that is not the source itself by its key (a command importing files).
+    """
+    prepared = document_prepare(
+        document=document,
+        format=format,
+        external_id=external_id,
+        size_bytes=size_bytes,
+        message_feedback=message_feedback,
+    )
+    return conversation_store(sender=Sender(source, api_key, actor), prepared=prepared)
+
+
+@audited_write
+def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
+    """Store a prepared document row by row (see conversation_ingest): the planner decides, this writes."""
+    if prepared.parsed is None:
+        return reject(sender, prepared, prepared.errors)
+    parsed = prepared.parsed
+    try:
+        with transaction.atomic():
+            plan, conversation = _plan_and_write(sender.source, prepared)
+            warnings = [w.as_dict() for w in parsed.warnings] + plan.warnings
+            receipt = receipt_create(
+                sender,
+                prepared,
+                Decision(
+                    outcome=plan.outcome,
+                    conversation_id=conversation.pk,
+                    external_id=plan.external_id,
+                    messages_added=plan.messages_added,
+                    warnings=warnings,
+                ),
+            )
+            if plan.outcome != Outcome.UNCHANGED:
+                ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt).save(
+                    force_insert=True
+                )
+    except c.ParseError as error:
+        return reject(sender, prepared, error.errors)
+    except IntegrityError:
+        # What the planner checks, a constraint refused (a digest collision crafted into one document's ids, or a
+        # race lost twice): the document is refused whole, and can be sent again.
+        return reject(sender, prepared, [c.Issue("", "the document conflicts with what is stored; nothing was stored")])
+    return IngestResult(
+        outcome=plan.outcome,
+        format=parsed.format,
+        external_id=plan.external_id,
+        receipt=receipt,
+        conversation=conversation,
+        warnings=warnings,
+        messages_added=plan.messages_added,
+    )
+
+
+def reject(sender: Sender, prepared: Prepared, errors: Sequence[c.Issue]) -> IngestResult:
+    """Refuse a document whole: only its receipt is stored, with the errors."""
+    error_dicts = [e.as_dict() for e in errors]
+    receipt = receipt_create(sender, prepared, Decision(outcome=Outcome.REJECTED, errors=error_dicts))
+    return IngestResult(
+        outcome=Outcome.REJECTED,
+        format=prepared.format,
+        external_id=prepared.external_id or "",
+        receipt=receipt,
+        errors=error_dicts,
+        over_limit=prepared.over_limit,
+    )
+
+
+def _plan_and_write(source: Source, prepared: Prepared) -> tuple[planner.Plan, Conversation]:
+    parsed = prepared.parsed
+    assert parsed is not None
+    idless_lock([prepared])
+    external_id, generated = target_external_ids(source, [prepared])[0]
+    digest = Conversation.digest_of(external_id)
+    now = timezone.now()
+    for attempt in (1, 2):
+        row = (
+            Conversation.objects.select_for_update()
+            .filter(source=source, external_id_digest=digest)
+            .defer("search_vector")  # the planner never reads it, and it is the row's largest column
+            .first()
+        )
+        stored = stored_snapshots([row])[row.pk] if row is not None else None
+        plan = planner.plan_document(parsed, stored, external_id=external_id, external_id_generated=generated)
+        try:
+            with transaction.atomic():
+                return plan, write_plan(source, parsed, plan, row, now)
+        except IntegrityError:
+            # Another request created the conversation first: plan again against what it stored.
+            if row is not None or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def idless_lock(prepared: Sequence[Prepared]) -> None:
+    """Serialise, until the transaction ends, documents without an id that may belong to one chat (they share their
+    first message): the first to commit is found by the next, so that two versions of one growing history sent at
+    once make one conversation, not two. PostgreSQL only (SQLite serialises writers anyway)."""
+    if connection.vendor != "postgresql":
+        return
+    keys = sorted(
+        {
+            int.from_bytes(p.parsed.messages[0].content_key.bytes[:8], "big", signed=True)
+            for p in prepared
+            if not p.external_id and p.parsed is not None and p.parsed.messages[0].content_key is not None
+        }
+    )
+    if keys:
+        with connection.cursor() as cursor:
+            # In one order, so that two batches never wait for each other's locks.
+            cursor.execute(
+                "SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest(%s::bigint[]) AS k ORDER BY k) AS s",
+                [keys],
+            )
+
+
+def target_external_ids(source: Source, prepared: Sequence[Prepared]) -> list[tuple[str, bool]]:
+    """Which conversation each document belongs to, as (external id, whether the server made it up).
+
+    An explicit id names it. A document without one is matched by its content against the source's id-less
+    conversations (design notes §3, rule 2): one query for all the documents.
+    """
+    idless = [p.parsed for p in prepared if not p.external_id and p.parsed is not None]
+    found: dict[uuid_module.UUID, planner.IdlessMatch] = {}
+    if idless:
+        keys = {m.content_key for parsed in idless for m in parsed.messages}
+        has_children = Message.objects.filter(conversation_id=OuterRef("conversation_id"), parent_id=OuterRef("pk"))
+        rows = (
+            Message.objects.filter(
+                content_key__in=keys, conversation__source=source, conversation__external_id_generated=True
+            )
+            .annotate(has_children=Exists(has_children))
+            .order_by("conversation_id")
+            .values_list("content_key", "conversation_id", "conversation__external_id", "has_children")
+        )
+        for key, conversation_id, external_id, children in rows:
+            match = planner.IdlessMatch(conversation_id, external_id, not children)
+            if key is not None and (key not in found or (match.is_leaf and not found[key].is_leaf)):
+                found[key] = match
+    targets = []
+    for p in prepared:
+        if p.external_id:
+            targets.append((p.external_id, False))
+            continue
+        assert p.parsed is not None
+        target = planner.idless_target(p.parsed, found)
+        targets.append((target.external_id if target else planner.generated_external_id(p.parsed), True))
+    return targets
+
+
+def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, planner.Stored]:
+    """What the planner needs of stored conversations, in five queries however many there are."""
+    snapshots = {
+        row.pk: planner.Stored(
+            pk=row.pk,
+            external_id=row.external_id,
+            input_format=row.input_format,
+            active_leaf_key=row.active_leaf_key,
+            fields={name: getattr(row, name) for name in planner.COMPARED_FIELDS},
+            summary={name: getattr(row, name) for name in planner.SUMMARY_FIELDS},
+        )
+        for row in rows
+    }
+    if not snapshots:
+        return snapshots
+    pks = list(snapshots)
+    for row in Message.objects.filter(conversation_id__in=pks).values_list(
+        "conversation_id", "id", "key", "parent_id", "depth", "position", "role", "content_key", "aliases",
+        "on_active_path",
+    ):  # fmt: skip
+        snapshots[row[0]].messages.append(planner.StoredMessage(*row[1:]))
+    calls = ToolCall.objects.filter(conversation_id__in=pks)
+    for conversation_id, pk, call_id, message_id, result_id in calls.values_list(
+        "conversation_id", "id", "call_id", "message_id", "result_message_id"
+    ):
+        snapshots[conversation_id].calls.append(planner.StoredCall(pk, call_id, message_id, result_id))
+    artifacts = InjectedArtifact.objects.filter(conversation_id__in=pks)
+    for conversation_id, pk, call_id, artifact_id, resolved in artifacts.values_list(
+        "conversation_id", "id", "tool_call__call_id", "artifact_id", "resolved"
+    ):
+        snapshots[conversation_id].artifacts.append(planner.StoredArtifact(pk, call_id, artifact_id, resolved))
+    imported = Feedback.objects.filter(conversation_id__in=pks, author__isnull=True)
+    for conversation_id, pk, message_id, origin, score, comment, raw in imported.values_list(
+        "conversation_id", "id", "message_id", "origin", "score", "comment", "raw"
+    ):
+        snapshots[conversation_id].feedback.append(planner.StoredFeedback(pk, message_id, origin, score, comment, raw))
+    return snapshots
+
+
+def ingest_event(
+    *, plan: planner.Plan, sender: Sender, conversation: Conversation, receipt: IngestionReceipt
+) -> AuditEvent:
+    """The one audit event of a document that created or changed a conversation (unsaved: the bulk path inserts
+    many at once): its state and the fields the document changed, before and after."""
+    after = planner.audited_state(plan.summary, conversation.active_leaf_key)
+    before = jsonable(plan.before) if plan.before is not None else None
+    if before is None:
+        action = "conversation.created"
+        after |= {"external_id": conversation.external_id, "format": conversation.input_format}
+    else:
+        after |= {name: jsonable(value) for name, value in plan.fields.items()}
+        if after["branch_count"] > before["branch_count"]:
+            action = "conversation.branched"
+        elif plan.messages_added:
+            action = "conversation.appended"
+        else:
+            action = "conversation.updated"
+    if plan.feedback_withdrawn:
+        after["feedback_withdrawn"] = [
+            {"origin": f.origin, "score": f.score, "comment": f.comment} for f in plan.feedback_withdrawn
+        ]
+    after |= {
+        "messages_added": plan.messages_added,
+        "receipt": str(receipt.uuid),
+        "api_key": sender.api_key.prefix if sender.api_key else None,
+    }
+    return audit_event(
+        actor=sender.actor if sender.actor is not None else SourceActor(sender.source),
+        action=action,
+        target_type="conversation",
+        target_id=conversation.uuid,
+        conversation_uuid=conversation.uuid,
+        before=before,
+        after=after,
+    )

@@ -1,0 +1,36 @@
+"""Labels reviewers attach to feedback: created, renamed and deleted, each audited."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chats.models import Label
+from chats.services.audit import Actor, audit_record, audited_update, audited_write
+
+
+def _label_values(label: Label) -> dict[str, Any]:
+    return {"name": label.name, "description": label.description}
+
+
+@audited_write
+def label_create(*, name: str, description: str = "", actor: Actor = None) -> Label:
+    label = Label.objects.create(name=name, description=description)
+    audit_record(
+        actor=actor, action="label.created", target_type="label", target_id=label.pk, after=_label_values(label)
+    )
+    return label
+
+
+@audited_write
+def label_update(*, label: Label, name: str, description: str, actor: Actor = None) -> None:
+    """Rename or redescribe a label; feedback that carries it carries the new name."""
+    audited_update(label, {"name": name, "description": description}, actor=actor)
+
+
+@audited_write
+def label_delete(*, label: Label, actor: Actor = None) -> None:
+    """Delete a label no feedback carries (a label in use is protected, and this raises ProtectedError)."""
+    before = _label_values(label)
+    pk = label.pk
+    label.delete()
+    audit_record(actor=actor, action="label.deleted", target_type="label", target_id=pk, before=before)
