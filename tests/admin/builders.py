@@ -7,8 +7,10 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from chats import services
 from chats.models import Conversation, Label, Source
+from chats.services.feedback import feedback_submit
+from chats.services.ingestion import conversation_ingest
+from chats.services.sources import api_key_create, source_get_or_create
 
 PROTOCOL_ID = "airalogy.id.lab.demo.project.pcr.protocol.pcr_basics.v.0.0.1"
 
@@ -53,7 +55,7 @@ def openai_document(n: int, *, turns: int = 1) -> list[dict[str, Any]]:
 
 
 def conversation(source: Source, n: int = 0, *, turns: int = 1) -> Conversation:
-    result = services.conversation_ingest(
+    result = conversation_ingest(
         source=source, document=openai_document(n, turns=turns), format="openai", external_id=f"chat-{n}"
     )
     assert result.conversation is not None, result.errors
@@ -65,11 +67,11 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
     artifacts, receipts), labels, feedback with labels, and audit events."""
     made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
     for n in range(count):
-        source, _ = services.source_get_or_create(name=f"source-{n}")
-        services.api_key_create(source=source, name=f"key-{n}")
+        source, _ = source_get_or_create(name=f"source-{n}")
+        api_key_create(source=source, name=f"key-{n}")
         chat = conversation(source, n)
         label = Label.objects.create(name=f"label-{n}", description="<i>untrusted</i>")
-        feedback, _ = services.feedback_submit(
+        feedback, _ = feedback_submit(
             author=reviewer, conversation=chat, score=1, labels=[label], comment=f"<script>{n}</script>"
         )
         made["sources"].append(source)

@@ -12,8 +12,8 @@ from django.core import serializers
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chats import services
 from chats.models import ApiKey, AuditEvent, Source
+from chats.services.sources import api_key_create
 
 
 def _receipt_status(raw_key: str) -> int:
@@ -158,7 +158,7 @@ def test_the_revoke_action_revokes_through_the_service(
 
 
 def test_a_key_made_by_the_service_for_a_user_shows_its_owner(client: Client, admin_user: User, reviewer: User) -> None:
-    services.api_key_create(user=reviewer, name="personal")
+    api_key_create(user=reviewer, name="personal")
     client.force_login(admin_user)
 
     assert "user: rita" in client.get("/admin/chats/apikey/").content.decode()

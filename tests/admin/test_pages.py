@@ -8,7 +8,6 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from chats import services
 from chats.models import (
     ApiKey,
     AuditEvent,
@@ -22,6 +21,9 @@ from chats.models import (
     Source,
     ToolCall,
 )
+from chats.services.ingestion import conversation_ingest
+from chats.services.review import conversation_set_review_status
+from chats.services.sources import api_key_create
 from tests.admin import builders
 
 ROLES = ["user", "assistant", "tool", "assistant"]
@@ -107,7 +109,7 @@ def test_every_change_page_renders_in_a_constant_number_of_queries(
     # The first source gets `rows` keys in all, and the first feedback `rows` labels.
     first_source, first_feedback = Source.objects.order_by("pk")[0], Feedback.objects.order_by("pk")[0]
     for n in range(1, rows):
-        services.api_key_create(source=first_source, name=f"extra-{n}")
+        api_key_create(source=first_source, name=f"extra-{n}")
         FeedbackLabel.objects.create(
             conversation_id=first_feedback.conversation_id, feedback=first_feedback, label=Label.objects.all()[n]
         )
@@ -159,7 +161,7 @@ def test_conversation_page_lists_messages_in_order_with_their_calls_and_injectio
 def test_a_very_long_thread_is_cut_and_says_so(
     client: Client, admin_user: User, source: Source, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("chats.admin.THREAD_TABLE_LIMIT", 6)
+    monkeypatch.setattr("chats.admin.conversations.THREAD_TABLE_LIMIT", 6)
     conversation = builders.conversation(source, turns=3)
     client.force_login(admin_user)
 
@@ -196,11 +198,11 @@ def test_conversation_list_filters_and_search(
     client: Client, admin_user: User, source: Source, query: str, expected: set[str]
 ) -> None:
     builders.conversation(source, 0)
-    plain = services.conversation_ingest(
+    plain = conversation_ingest(
         source=source, document=[{"role": "user", "content": "hello"}], format="openai", external_id="chat-1"
     ).conversation
     assert plain is not None
-    services.conversation_set_review_status(actor=admin_user, conversation=plain, status="in_review")
+    conversation_set_review_status(actor=admin_user, conversation=plain, status="in_review")
     builders.conversation(source, 2)
     client.force_login(admin_user)
 

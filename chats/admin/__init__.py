@@ -1,0 +1,23 @@
+"""The admin audit UI: sources and keys, labels, and a read-only view of everything ingested and audited.
+
+Ingested data and the audit log are read-only here: they change only through ingestion and the services. Writes
+with side effects (a source, a key, revoking a key, a label, changing or deleting feedback) go through
+``chats.services`` so that they are audited like any other; every other add, change and delete (users and their
+roles, groups, deleting a source) is audited by ``AuditedModelAdmin``, and so is a password changed here.
+
+Where things live (importing this package registers every admin):
+
+- ``base``: ``ReadOnlyAdmin`` (view only, every stored field shown), ``AuditedModelAdmin``, ``YesNoFilter``;
+- ``sources``: sources, their API keys and the page that creates a key;
+- ``conversations``: conversations with their thread, messages, tool calls, injected artifacts, receipts;
+- ``feedback``: labels, feedback and the labels given in it;
+- ``audit``: the audit log;
+- ``users``: users, groups and the admin's own password change, audited.
+
+Tables shown inside a page are templates under ``templates/admin/chats/``.
+"""
+
+from chats.admin import audit, conversations, feedback, sources, users
+from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin
+
+__all__ = ["AuditedModelAdmin", "ReadOnlyAdmin", "audit", "conversations", "feedback", "sources", "users"]
