@@ -1,4 +1,5 @@
-"""The conversation filters, shared by the review pages and the API (one set of query parameters for both).
+"""The FilterSets: the conversation filters, shared by the review pages, the API and the export command (one set
+of query parameters for all), and the API's feedback filters.
 
 Filters on related tables use EXISTS subqueries, never joins, so a conversation appears once whatever matches,
 and the list keeps its (last_activity_at, id) order and index.
@@ -22,6 +23,7 @@ from chats.models import (
     Conversation,
     Feedback,
     FeedbackLabel,
+    FeedbackOrigin,
     InjectedArtifact,
     InputFormat,
     Label,
@@ -44,8 +46,8 @@ SEARCH_PROBE_LIMIT = 2000
 
 
 def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet[Conversation]:
-    """Conversations whose stored vector (services.search_index) matches a web-style query, and the stale ones
-    (ingested since the indexer last ran) whose text does, read from their messages as the indexer would.
+    """Conversations whose stored vector (`chats.services.search.search_index`) matches a web-style query, and the
+    stale ones (ingested since the indexer last ran) whose text does, read from their messages as the indexer would.
 
     The page wants the newest matches first, and the best plan depends on how many there are, which the planner
     misjudges: words cluster in time, so walking the time index and testing each row's (large, compressed) vector
@@ -179,3 +181,39 @@ class ConversationFilter(django_filters.FilterSet):
         if not self.is_valid():
             return {}
         return {key: value for key, value in self.form.cleaned_data.items() if value not in (None, "", [])}
+
+    def given_filters(self) -> dict[str, Any]:
+        """The non-empty filters as the request spelled them (strings), for the audit trail."""
+        given = {name: self.data.get(name) for name in self.filters}
+        return {name: value for name, value in given.items() if value not in (None, "")}
+
+
+class ExportFilter(ConversationFilter):
+    """The conversation filters on the export endpoint, where `format` names the output: the filter on the format
+    a conversation arrived in is spelled `input_format` there."""
+
+    @classmethod
+    def get_filters(cls) -> dict[str, django_filters.Filter]:
+        renamed = {"format": "input_format"}
+        return {renamed.get(name, name): filter_ for name, filter_ in super().get_filters().items()}
+
+
+class FeedbackFilter(django_filters.FilterSet):
+    conversation = django_filters.UUIDFilter(field_name="conversation__uuid", label="Conversation uuid")
+    message = django_filters.CharFilter(field_name="message__key", label="Message key")
+    origin = django_filters.ChoiceFilter(choices=FeedbackOrigin.choices, label="Origin")
+    author = django_filters.CharFilter(field_name="author__username", label="Author's username")
+    mine = django_filters.BooleanFilter(method="filter_mine", label="Only the caller's own feedback")
+
+    class Meta:
+        model = Feedback
+        fields: list[str] = []
+
+    def filter_mine(self, queryset: QuerySet[Feedback], name: str, value: bool | None) -> QuerySet[Feedback]:
+        if value is None:
+            return queryset
+        user = getattr(self.request, "user", None)
+        pk = getattr(user, "pk", None)
+        if value:
+            return queryset.filter(author_id=pk) if pk is not None else queryset.none()
+        return queryset.exclude(author_id=pk) if pk is not None else queryset

@@ -1,4 +1,9 @@
-"""One error shape for every API response: {"errors": [{"path": "/json/pointer", "message": "..."}]}."""
+"""One error shape for every API response: {"errors": [{"path": "/json/pointer", "message": "..."}]}.
+
+`exception_handler` (DRF's, see settings) is the one place where an exception becomes an error response: DRF's own
+(invalid input, authentication, permissions, not found) and the domain's (`chats.errors`), which the views let
+propagate from the services and selectors.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,9 @@ from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from chats.errors import DomainError
 
 
 def error_list(detail: Any, path: str = "") -> list[dict[str, str]]:
@@ -40,6 +48,9 @@ def errors_response(errors: list[dict[str, str]], status: int, **extra: Any) -> 
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DomainError):
+        set_rollback()  # as DRF does for its own: nothing of a refused request is kept
+        return errors_response(exc.errors, exc.status_code)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -15,12 +15,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chats import bulk_ingest, ingest, jsonio, services
+from chats import ingest, jsonio
 from chats.api import serializers
 from chats.api.authentication import ApiKeyAuthentication, SourcePrincipal
 from chats.api.errors import errors_response
 from chats.ingest.canonical import Issue
 from chats.models import ApiKey, IngestionReceipt, Outcome, Source
+from chats.services.bulk_writer import conversations_ingest_bulk
+from chats.services.ingestion import IngestResult, conversation_ingest
+from chats.services.receipts import receipt_reject_raw
 from chats.throttling import IngestRateThrottle
 
 JSON_TYPES = {"application/json"}
@@ -93,7 +96,7 @@ def _format_param(request: Request) -> str | None:
     return value or None
 
 
-def _result_body(result: services.IngestResult) -> dict[str, Any]:
+def _result_body(result: IngestResult) -> dict[str, Any]:
     body: dict[str, Any] = {
         "conversation": str(result.conversation.uuid) if result.conversation else None,
         "external_id": result.external_id,
@@ -149,12 +152,12 @@ class IngestView(APIView):
         except _Rejected as rejected:
             receipt = None
             if rejected.status_code == 400:
-                receipt = services.receipt_reject_raw(
+                receipt = receipt_reject_raw(
                     source=source, api_key=_api_key(request), body=request._request.body, errors=rejected.errors
                 )
             extra = {"receipt": str(receipt.uuid)} if receipt else {}
             return errors_response([e.as_dict() for e in rejected.errors], rejected.status_code, **extra)
-        result = services.conversation_ingest(
+        result = conversation_ingest(
             source=source,
             document=document,
             format=_format_param(request),
@@ -220,17 +223,17 @@ class BulkIngestView(APIView):
         except _Rejected as rejected:
             receipt = None
             if rejected.status_code == 400:  # read, but not a JSON array: kept like any other attempt
-                receipt = services.receipt_reject_raw(
+                receipt = receipt_reject_raw(
                     source=source, api_key=_api_key(request), body=request._request.body, errors=rejected.errors
                 )
             extra = {"receipt": str(receipt.uuid)} if receipt else {}
             return errors_response([e.as_dict() for e in rejected.errors], rejected.status_code, **extra)
 
-        # The documents that decoded are stored together (set-based on PostgreSQL, see chats.bulk_ingest);
+        # The documents that decoded are stored together (set-based on PostgreSQL, see chats.services.bulk_writer);
         # each still gets its own outcome and receipt, and is stored whole or not at all.
         decoded = [document for document, decode_error, _ in items if decode_error is None]
         stored = iter(
-            bulk_ingest.conversations_ingest_bulk(
+            conversations_ingest_bulk(
                 source=source, documents=decoded, format=_format_param(request), api_key=_api_key(request)
             )
         )
@@ -239,9 +242,7 @@ class BulkIngestView(APIView):
         for index, (_, decode_error, line) in enumerate(items):
             if decode_error is not None:
                 # An NDJSON line that is not JSON: no document, so no id or format, but a receipt with the line.
-                receipt = services.receipt_reject_raw(
-                    source=source, api_key=_api_key(request), body=line, errors=[decode_error]
-                )
+                receipt = receipt_reject_raw(source=source, api_key=_api_key(request), body=line, errors=[decode_error])
                 results.append(
                     {
                         "index": index,

@@ -1,4 +1,6 @@
-"""OpenAPI pieces that are not a view: the API-key security scheme, shared parameters and error responses."""
+"""The OpenAPI description of the read, feedback and export endpoints: the API-key security scheme, the shared
+error responses, and each view's operations, applied to the views as class decorators so that a view holds only
+what it does. Query parameters are documented from the serializers that validate them."""
 
 from __future__ import annotations
 
@@ -7,10 +9,13 @@ from typing import Any
 import django_filters
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
-from chats.api.serializers import ErrorSerializer
-from chats.filters import ConversationFilter
+from chats.api import serializers
+from chats.filters import ExportFilter
+
+NDJSON = "application/x-ndjson"
+OMITTED_HEADER = "X-Export-Omitted"
 
 
 class ApiKeyScheme(OpenApiAuthenticationExtension):
@@ -28,38 +33,179 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
 
 
 def error(description: str) -> OpenApiResponse:
-    return OpenApiResponse(ErrorSerializer, description=description)
+    return OpenApiResponse(serializers.ErrorSerializer, description=description)
 
 
 READ_ERRORS = {
     401: error("No credentials, or an unknown or revoked key."),
     403: error("The caller has no reading role (Reviewers, Auditors, staff, or a source's key)."),
 }
+WRITE_ERRORS = {
+    401: error("No credentials, or an unknown or revoked key."),
+    403: error("Not a reviewer, or not the author of this feedback (imported feedback belongs to nobody)."),
+}
 NOT_FOUND = {404: error("No such object among those the caller may see.")}
 BAD_REQUEST = {400: error("Invalid parameters: each error names the parameter (`/name`) and says why.")}
 
-# The conversation filters as query parameters. On the export endpoints `format` names the output, so the
-# filter on the input format is spelled `input_format` there.
+# The conversation filters as query parameters, where a view reads them itself (the list's come from its backend).
 _FILTER_TYPES: dict[type, Any] = {
     django_filters.DateFilter: OpenApiTypes.DATE,
     django_filters.BooleanFilter: OpenApiTypes.BOOL,
 }
 
 
-def conversation_filter_parameters(*, rename: dict[str, str] | None = None) -> list[OpenApiParameter]:
-    rename = rename or {}
+def filter_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApiParameter]:
     parameters = []
-    for name, filter_ in ConversationFilter.base_filters.items():
+    for name, filter_ in filterset.base_filters.items():
         enum = None
         extra = filter_.extra.get("choices")
         if isinstance(filter_, django_filters.ChoiceFilter) and extra:
             enum = [str(value) for value, _ in extra]
         parameters.append(
             OpenApiParameter(
-                rename.get(name, name),
+                name,
                 _FILTER_TYPES.get(type(filter_), OpenApiTypes.STR),
                 enum=enum,
                 description=str(filter_.label or name),
             )
         )
     return parameters
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The views' operations
+
+conversations = extend_schema_view(
+    list=extend_schema(
+        operation_id="conversations_list",
+        summary="List conversations",
+        description="Newest first (by last activity, then id), with the same filters as the review pages and "
+        "full-text `q`. Cursor pagination: follow `next` and `previous`.",
+        responses={200: serializers.ConversationListSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
+    ),
+    retrieve=extend_schema(
+        operation_id="conversations_retrieve",
+        summary="Read a conversation",
+        description="The conversation with its messages along the active path (`?branch=all`: every branch, in "
+        "order of arrival), each with its tool calls (linked to the tool message answering them), the injected "
+        "artifacts, and the feedback on the listed messages and on the conversation.",
+        parameters=[serializers.BranchQuery],
+        responses={200: serializers.ConversationDetailSerializer, **BAD_REQUEST, **READ_ERRORS, **NOT_FOUND},
+    ),
+    export=extend_schema(
+        operation_id="conversations_export",
+        summary="Export a conversation in any format",
+        description="The conversation as a document of `format`. In the format it arrived in, the document is "
+        "equivalent to what was received. A format that cannot hold part of the conversation (branches in a "
+        "linear format, tool calls in a chat graph, ...) gets the active path, and the response header "
+        f"`{OMITTED_HEADER}` lists what was left out as a JSON array of notes (`[]` when nothing was).",
+        parameters=[
+            serializers.ConversationExportQuery,
+            OpenApiParameter(
+                OMITTED_HEADER,
+                str,
+                location=OpenApiParameter.HEADER,
+                response=[200],
+                description="What the format could not hold, as a JSON array of notes; `[]` when nothing.",
+            ),
+        ],
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.ANY,
+                description="The exported document (a JSON array for `openai`, an object otherwise).",
+            ),
+            **BAD_REQUEST,
+            **READ_ERRORS,
+            **NOT_FOUND,
+        },
+    ),
+)
+
+artifact_uses = extend_schema_view(
+    get=extend_schema(
+        operation_id="artifacts_conversations",
+        summary="Where an artifact was injected",
+        description="The conversations an artifact (protocol, record, discussion, ...) was injected into, newest "
+        "first, each with the injections that brought it in and its feedback summary and label counts.",
+        parameters=[serializers.ArtifactQuery],
+        responses={200: serializers.ArtifactUseSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
+    )
+)
+
+labels = extend_schema_view(
+    get=extend_schema(
+        operation_id="labels_list",
+        summary="The feedback labels",
+        responses={200: serializers.LabelSerializer(many=True), **READ_ERRORS},
+    )
+)
+
+feedback = extend_schema_view(
+    list=extend_schema(
+        operation_id="feedback_list",
+        summary="List feedback",
+        description="Feedback of every origin on the conversations the caller may see, newest first.",
+        responses={200: serializers.FeedbackSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
+    ),
+    retrieve=extend_schema(
+        operation_id="feedback_retrieve",
+        responses={200: serializers.FeedbackSerializer, **READ_ERRORS, **NOT_FOUND},
+    ),
+    create=extend_schema(
+        operation_id="feedback_create",
+        summary="Give feedback (reviewers)",
+        description="Feedback on a conversation, or on one of its messages (`message`: the message's key). A "
+        "reviewer has one feedback per target: posting again changes it (200) instead of adding one (201). Give "
+        "at least a score, a label, a comment or a correction; only an assistant message can be corrected.",
+        request=serializers.FeedbackCreateSerializer,
+        responses={
+            201: serializers.FeedbackSerializer,
+            200: serializers.FeedbackSerializer,
+            **BAD_REQUEST,
+            **WRITE_ERRORS,
+        },
+    ),
+    partial_update=extend_schema(
+        operation_id="feedback_update",
+        summary="Change your feedback (reviewers)",
+        description="Fields left out keep their value.",
+        request=serializers.FeedbackUpdateSerializer,
+        responses={200: serializers.FeedbackSerializer, **BAD_REQUEST, **WRITE_ERRORS, **NOT_FOUND},
+    ),
+    destroy=extend_schema(
+        operation_id="feedback_destroy",
+        summary="Delete your feedback (reviewers)",
+        responses={204: None, **WRITE_ERRORS, **NOT_FOUND},
+    ),
+)
+
+bulk_export = extend_schema_view(
+    get=extend_schema(
+        operation_id="export_bulk",
+        summary="Export a filtered set as NDJSON, or as training JSONL",
+        description="Streams one conversation per line, newest first, selected by the same filters as the "
+        "conversation list (`input_format` filters on the format a conversation arrived in). Each line is the "
+        "exported document (with `envelope=true`: `{conversation, source, omitted, document}`), so a line can "
+        "be sent back to `/api/v1/ingest/`. `format=training` gives the OpenAI chat fine-tuning JSONL of the "
+        "active paths: a reviewer's correction replaces the corrected assistant message, hidden messages and "
+        "reasoning are left out, and each line's `metadata` says where it came from (conversation uuid, "
+        "source, feedback ids, corrections applied). Select training data with `score`, `label` and `status`.",
+        parameters=[serializers.BulkExportQuery, *filter_parameters(ExportFilter)],
+        responses={
+            (200, NDJSON): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="Newline-delimited JSON, one conversation per line.",
+                examples=[
+                    OpenApiExample(
+                        "training",
+                        value='{"messages":[{"role":"user","content":"Why two bands?"},'
+                        '{"role":"assistant","content":"Raise the annealing temperature."}],'
+                        '"metadata":{"conversation":"…","source":"masterbrain","feedback":["…"]}}\n',
+                    )
+                ],
+            ),
+            **BAD_REQUEST,
+            **READ_ERRORS,
+        },
+    )
+)

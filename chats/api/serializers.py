@@ -1,11 +1,32 @@
-"""Output serializers (and the documented shapes of the ingestion results and errors)."""
+"""Output serializers (and the documented shapes of the ingestion results and errors), the input serializers of
+the feedback writes, and the query parameters of the read endpoints."""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from chats.export import FORMATS
 from chats.models import Conversation, Feedback, FeedbackOrigin, IngestionReceipt, Label, Outcome
+from chats.selectors.exports import TRAINING
+
+
+class WrapperSerializer(serializers.Serializer):
+    # Serializes a selector's dataclass that wraps a model instance (the attribute `wraps` names): every field but
+    # `own_fields` is read from that instance, so a model's fields are declared once, for both shapes. A comment,
+    # not a docstring: the schema would describe every subclass with it.
+
+    wraps: ClassVar[str] = ""
+    own_fields: ClassVar[frozenset[str]] = frozenset()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        for name, field in fields.items():
+            if name not in self.own_fields:
+                field.source = self.wraps if field.source == "*" else f"{self.wraps}.{field.source or name}"
+        return fields
 
 
 class IssueSerializer(serializers.Serializer):
@@ -113,7 +134,9 @@ class ConversationPageSerializer(serializers.Serializer):
     results = ConversationListSerializer(many=True)
 
 
-class ToolCallSerializer(serializers.Serializer):
+class ToolCallSerializer(WrapperSerializer):
+    wraps, own_fields = "call", frozenset({"result_message_key"})
+
     call_id = serializers.CharField()
     index = serializers.IntegerField(help_text="Position among the message's calls.")
     type = serializers.CharField(help_text="function, custom, function_call (legacy), or as given.")
@@ -127,7 +150,9 @@ class ToolCallSerializer(serializers.Serializer):
     extra = serializers.JSONField(help_text="Unknown keys of the call, verbatim.")
 
 
-class MessageSerializer(serializers.Serializer):
+class MessageSerializer(WrapperSerializer):
+    wraps, own_fields = "message", frozenset({"parent_key", "tool_calls"})
+
     key = serializers.CharField(help_text="The message's identity in the conversation (the input's id or a hash).")
     parent_key = serializers.CharField(allow_null=True)
     position = serializers.IntegerField(help_text="Order of arrival, 0-based.")
@@ -148,7 +173,7 @@ class MessageSerializer(serializers.Serializer):
     hidden = serializers.BooleanField()
     recipient = serializers.CharField(allow_blank=True)
     extra = serializers.JSONField(help_text="Unknown keys of the message, verbatim.")
-    tool_calls = ToolCallSerializer(many=True, source="call_list")
+    tool_calls = ToolCallSerializer(many=True)
 
 
 class ArtifactSerializer(serializers.Serializer):
@@ -165,12 +190,12 @@ class ArtifactSerializer(serializers.Serializer):
 
 class FeedbackSerializer(serializers.Serializer):
     uuid = serializers.UUIDField()
-    conversation = serializers.UUIDField(source="conversation_uuid")
+    conversation = serializers.UUIDField(source="conversation.uuid")
     message = serializers.CharField(
-        source="message_key", allow_null=True, help_text="The message's key, or null for the whole conversation."
+        source="message.key", allow_null=True, help_text="The message's key, or null for the whole conversation."
     )
     origin = serializers.ChoiceField(choices=FeedbackOrigin.values)
-    author = serializers.CharField(source="author_username", allow_null=True, help_text="Null for imported feedback.")
+    author = serializers.CharField(source="author.username", allow_null=True, help_text="Null for imported feedback.")
     score = serializers.IntegerField(allow_null=True, min_value=-1, max_value=1)
     labels = serializers.SerializerMethodField(help_text="Label names.")
     comment = serializers.CharField(allow_blank=True)
@@ -183,12 +208,14 @@ class FeedbackSerializer(serializers.Serializer):
         return [label.name for label in feedback.labels.all()]
 
 
-class ConversationDetailSerializer(ConversationListSerializer):
+class ConversationDetailSerializer(WrapperSerializer, ConversationListSerializer):
+    wraps, own_fields = "conversation", frozenset({"branch", "messages", "artifacts", "feedback"})
+
     model_config = serializers.JSONField(allow_null=True, help_text="The model as given (a string or an object).")
     branch = serializers.ChoiceField(choices=["active", "all"], help_text="Which messages are listed.")
-    messages = MessageSerializer(many=True, source="message_list")
-    artifacts = ArtifactSerializer(many=True, source="artifact_list")
-    feedback = FeedbackSerializer(many=True, source="feedback_list")
+    messages = MessageSerializer(many=True)
+    artifacts = ArtifactSerializer(many=True)
+    feedback = FeedbackSerializer(many=True)
 
     class Meta(ConversationListSerializer.Meta):
         fields = [
@@ -223,8 +250,10 @@ class InjectionSerializer(serializers.Serializer):
     resolved = serializers.BooleanField()
 
 
-class ArtifactUseSerializer(ConversationListSerializer):
-    injections = InjectionSerializer(many=True, source="injection_list")
+class ArtifactUseSerializer(WrapperSerializer, ConversationListSerializer):
+    wraps, own_fields = "conversation", frozenset({"injections", "labels"})
+
+    injections = InjectionSerializer(many=True)
     labels = serializers.DictField(
         child=serializers.IntegerField(), source="label_counts", help_text="Feedback label name -> count."
     )
@@ -264,3 +293,28 @@ class FeedbackUpdateSerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField(), required=False)
     comment = serializers.CharField(required=False, allow_blank=True)
     correction = serializers.CharField(required=False, allow_blank=True)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Query parameters (each error names its parameter: /name). The schema documents them from these serializers.
+
+
+class BranchQuery(serializers.Serializer):
+    branch = serializers.ChoiceField(
+        choices=["active", "all"], default="active", help_text="active (default): the active path; all: the tree."
+    )
+
+
+class ConversationExportQuery(serializers.Serializer):
+    format = serializers.ChoiceField(choices=sorted(FORMATS), help_text="The format to export in (see formats.md).")
+
+
+class ArtifactQuery(serializers.Serializer):
+    artifact_id = serializers.CharField(help_text="The artifact id exactly as injected.")
+
+
+class BulkExportQuery(serializers.Serializer):
+    format = serializers.ChoiceField(
+        choices=sorted([*FORMATS, TRAINING]), help_text="A conversation format, or training."
+    )
+    envelope = serializers.BooleanField(default=False, help_text="Wrap each document with its uuid and omissions.")

@@ -1,0 +1,202 @@
+"""Conversations: the list's keyset pages and the review queue (shared by the pages and the API), and one
+conversation with everything the API shows with it.
+
+Pages are keyset pages on (last_activity_at, id): a cursor names a row, not an offset, so a page costs one query,
+no COUNT, as fast on page 1000 as on page 1, and conversations that arrive while a client pages neither repeat a
+row nor make it skip one.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import F, Q, QuerySet
+
+from chats.ingest import canonical as c
+from chats.models import Conversation, Feedback, InjectedArtifact, Message, ReviewStatus, ToolCall
+from chats.selectors.exports import Branch, canonical_artifact
+
+PAGE_SIZE = 50
+# Heavy columns the list never shows.
+LIST_DEFERRED = ("search_vector", "metadata", "scenario", "injection_context", "model_config", "context_pairs")
+
+
+def conversation_list(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
+    """``queryset`` as a list shows it: with the source's name, without the heavy columns."""
+    return queryset.select_related("source").defer(*LIST_DEFERRED)
+
+
+def conversation_one(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
+    """``queryset`` for reading a conversation whole: every column but the search vector, and the source."""
+    return queryset.select_related("source").defer("search_vector")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Keyset pages
+
+
+def encode_cursor(conversation: Conversation) -> str:
+    raw = f"{conversation.last_activity_at.isoformat()}|{conversation.pk}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[dt.datetime, int] | None:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        moment, pk = raw.rsplit("|", 1)
+        parsed = dt.datetime.fromisoformat(moment)
+        if parsed.tzinfo is None:
+            return None
+        return parsed, int(pk)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    conversations: list[Conversation]
+    next_cursor: str | None
+    previous_cursor: str | None
+
+
+def _beyond(cursor: tuple[dt.datetime, int], *, older: bool) -> Q:
+    moment, pk = cursor
+    if older:
+        return Q(last_activity_at__lt=moment) | Q(last_activity_at=moment, id__lt=pk)
+    return Q(last_activity_at__gt=moment) | Q(last_activity_at=moment, id__gt=pk)
+
+
+def conversation_page(
+    queryset: QuerySet[Conversation],
+    *,
+    after: str | None = None,
+    before: str | None = None,
+    oldest_first: bool = False,
+    size: int = PAGE_SIZE,
+) -> Page:
+    """One page of ``queryset`` in time order, in one query.
+
+    ``after`` continues past a page's last row; ``before`` goes back from a page's first row.
+    """
+    # "Forward" is the reading direction: newest to oldest unless oldest_first.
+    forward = ("last_activity_at", "id") if oldest_first else ("-last_activity_at", "-id")
+    backward = tuple(name.lstrip("-") if name.startswith("-") else f"-{name}" for name in forward)
+    after_key = decode_cursor(after) if after else None
+    before_key = decode_cursor(before) if before and not after_key else None
+
+    if before_key:
+        rows = list(queryset.filter(_beyond(before_key, older=oldest_first)).order_by(*backward)[: size + 1])
+        has_more_before = len(rows) > size
+        rows = rows[:size][::-1]
+        return Page(
+            conversations=rows,
+            next_cursor=encode_cursor(rows[-1]) if rows else None,
+            previous_cursor=encode_cursor(rows[0]) if rows and has_more_before else None,
+        )
+    filtered = queryset.filter(_beyond(after_key, older=not oldest_first)) if after_key else queryset
+    rows = list(filtered.order_by(*forward)[: size + 1])
+    has_more = len(rows) > size
+    rows = rows[:size]
+    return Page(
+        conversations=rows,
+        next_cursor=encode_cursor(rows[-1]) if rows and has_more else None,
+        previous_cursor=encode_cursor(rows[0]) if rows and after_key else None,
+    )
+
+
+def next_in_queue(queryset: QuerySet[Conversation], current: Conversation | None) -> Conversation | None:
+    """The conversation after ``current`` in the list order (newest first) that still needs review, wrapping
+    around to the newest; None when the queue is empty."""
+    ordered = queryset.exclude(review_status=ReviewStatus.REVIEWED).order_by("-last_activity_at", "-id")
+    if current is not None:
+        found = ordered.filter(_beyond((current.last_activity_at, current.pk), older=True)).first()
+        if found is not None:
+            return found
+        return ordered.exclude(pk=current.pk).first()
+    return ordered.first()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# One conversation, as the API shows it
+
+
+@dataclass(frozen=True, slots=True)
+class DetailToolCall:
+    call: ToolCall
+    result_message_key: str | None  # the tool message answering the call, on any branch
+
+
+@dataclass(frozen=True, slots=True)
+class DetailMessage:
+    message: Message
+    parent_key: str | None
+    tool_calls: list[DetailToolCall]
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationDetail:
+    conversation: Conversation
+    branch: Branch
+    messages: list[DetailMessage]
+    artifacts: list[c.Artifact]
+    feedback: list[Feedback]  # on the conversation, or on one of the listed messages
+
+
+def conversation_detail(conversation: Conversation, *, branch: Branch) -> ConversationDetail:
+    """The messages (the active path, or every branch), their tool calls, the artifacts and the feedback, in five
+    queries whatever the conversation's size."""
+    rows = Message.objects.filter(conversation=conversation).defer("raw")
+    rows = rows.filter(on_active_path=True).order_by("depth") if branch == "active" else rows.order_by("position")
+    messages = list(rows)
+    by_pk = {message.pk: message for message in messages}
+    key_of = {message.pk: message.key for message in messages}
+
+    call_rows = ToolCall.objects.filter(conversation=conversation).order_by("message_id", "index", "id")
+    if branch == "active":
+        call_rows = call_rows.filter(message__on_active_path=True)
+    calls_of: dict[int, list[DetailToolCall]] = defaultdict(list)
+    call_ids: dict[int, str] = {}
+    # A result outside the listed messages (another branch) is still named by its key: read it with the call.
+    for call in call_rows.annotate(result_key=F("result_message__key")):
+        calls_of[call.message_id].append(DetailToolCall(call=call, result_message_key=call.result_key))
+        call_ids[call.pk] = call.call_id
+
+    artifacts = [
+        canonical_artifact(artifact, key_of=key_of, call_ids=call_ids)
+        for artifact in InjectedArtifact.objects.filter(conversation=conversation, message_id__in=list(by_pk)).order_by(
+            "id"
+        )
+    ]
+
+    feedback = []
+    for entry in (
+        Feedback.objects.filter(conversation=conversation)
+        .select_related("author")
+        .prefetch_related("labels")
+        .order_by("created_at", "id")
+    ):
+        if entry.message_id is not None:
+            if entry.message_id not in by_pk:
+                continue
+            entry.message = by_pk[entry.message_id]  # the row already read: no query per entry
+        entry.conversation = conversation
+        feedback.append(entry)
+
+    return ConversationDetail(
+        conversation=conversation,
+        branch=branch,
+        messages=[
+            DetailMessage(
+                message=message,
+                parent_key=key_of.get(message.parent_id) if message.parent_id else None,
+                tool_calls=calls_of.get(message.pk, []),
+            )
+            for message in messages
+        ],
+        artifacts=artifacts,
+        feedback=feedback,
+    )

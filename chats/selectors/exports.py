@@ -1,0 +1,275 @@
+"""From the database back to the canonical form, for the exporters (`chats.export`) and the training JSONL.
+
+`conversation_to_canonical` rebuilds one conversation; `iter_canonical` streams a filtered set in batches with a
+fixed number of queries per batch (conversations, messages, tool calls, artifacts, imported feedback, and for
+training the reviewers' corrections), whatever the number of conversations or messages.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from django.db.models import Q, QuerySet
+
+from chats.export import export_conversation, training_record
+from chats.ingest import canonical as c
+from chats.models import (
+    ContentForm,
+    Conversation,
+    Feedback,
+    FeedbackOrigin,
+    InjectedArtifact,
+    Message,
+    ToolCall,
+)
+
+Branch = Literal["active", "all"]
+TRAINING = "training"
+
+# A batch holds at most this many conversations, and stops growing once it holds this many messages, so that a
+# stream of long conversations keeps a bounded memory.
+BATCH_CONVERSATIONS = 100
+BATCH_MESSAGES = 5000
+
+
+@dataclass(slots=True)
+class Exportable:
+    """A stored conversation, its canonical form, and what the training export needs to know about it."""
+
+    conversation: Conversation
+    canonical: c.Conversation
+    feedback_ids: list[str] = field(default_factory=list)  # every feedback on the conversation
+    corrections: dict[str, str] = field(default_factory=dict)  # message key -> a reviewer's corrected answer
+    correction_ids: list[str] = field(default_factory=list)  # the feedback those corrections come from
+
+    def provenance(self) -> dict[str, Any]:
+        """Where a training line came from."""
+        conversation = self.conversation
+        return {
+            "conversation": str(conversation.uuid),
+            "source": conversation.source.name,
+            "external_id": conversation.external_id,
+            "format": conversation.input_format,
+            "review_status": conversation.review_status,
+            "feedback": list(self.feedback_ids),
+            "corrections": list(self.correction_ids),
+        }
+
+
+def conversation_to_canonical(conversation: Conversation, *, branch: Branch = "active") -> c.Conversation:
+    """The conversation as the parsers would have produced it: the active path, or the whole tree (`"all"`)."""
+    [item] = _load_batch([conversation], branch=branch, training=False)
+    return item.canonical
+
+
+def iter_canonical(
+    queryset: QuerySet[Conversation],
+    *,
+    branch: Branch = "all",
+    training: bool = False,
+    batch_conversations: int = BATCH_CONVERSATIONS,
+    batch_messages: int = BATCH_MESSAGES,
+) -> Iterator[Exportable]:
+    """Every conversation of `queryset`, newest first, rebuilt batch by batch.
+
+    Batches follow the list order by keyset (`last_activity_at`, `id`), so a conversation that arrives during the
+    stream neither repeats nor shifts one already sent. Each batch costs one query per table.
+    """
+    ordered = queryset.select_related("source").order_by("-last_activity_at", "-id")
+    position: tuple[dt.datetime, int] | None = None
+    while True:
+        page = ordered
+        if position is not None:
+            moment, pk = position
+            page = page.filter(Q(last_activity_at__lt=moment) | Q(last_activity_at=moment, id__lt=pk))
+        rows = list(page[:batch_conversations])
+        if not rows:
+            return
+        batch: list[Conversation] = []
+        messages = 0
+        for row in rows:
+            batch.append(row)
+            messages += row.message_count
+            if messages >= batch_messages:
+                break
+        yield from _load_batch(batch, branch=branch, training=training)
+        last = batch[-1]
+        position = (last.last_activity_at, last.pk)
+        if len(rows) < batch_conversations and len(batch) == len(rows):
+            return
+
+
+def export_lines(queryset: QuerySet[Conversation], format: str, *, envelope: bool = False) -> Iterator[bytes]:
+    """NDJSON: each conversation exported in `format` on a line of its own, or its training record (`"training"`).
+
+    A plain line is the exported document, so it can be ingested again; with `envelope` it is wrapped with the
+    conversation's uuid, its source and what the format left out.
+    """
+    training = format == TRAINING
+    for item in iter_canonical(queryset, branch="active" if training else "all", training=training):
+        line: Any
+        if training:
+            line = training_record(item.canonical, corrections=item.corrections, provenance=item.provenance())
+        else:
+            result = export_conversation(item.canonical, format)
+            line = result.document
+            if envelope:
+                line = {
+                    "conversation": str(item.conversation.uuid),
+                    "source": item.conversation.source.name,
+                    "omitted": result.omitted,
+                    "document": result.document,
+                }
+        yield (json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+
+
+def _load_batch(conversations: Sequence[Conversation], *, branch: Branch, training: bool) -> list[Exportable]:
+    ids = [conversation.pk for conversation in conversations]
+    message_rows = Message.objects.filter(conversation_id__in=ids)
+    if branch == "active":
+        message_rows = message_rows.filter(on_active_path=True)
+    messages_of: dict[int, list[Message]] = defaultdict(list)
+    key_of: dict[int, str] = {}
+    for message in message_rows.order_by("conversation_id", "position"):
+        messages_of[message.conversation_id].append(message)
+        key_of[message.pk] = message.key
+
+    calls_of: dict[int, list[ToolCall]] = defaultdict(list)
+    call_ids: dict[int, str] = {}
+    call_rows = ToolCall.objects.filter(conversation_id__in=ids)
+    artifact_rows = InjectedArtifact.objects.filter(conversation_id__in=ids)
+    if branch == "active":
+        call_rows = call_rows.filter(message__on_active_path=True)
+        artifact_rows = artifact_rows.filter(message__on_active_path=True)
+    for call in call_rows.order_by("message_id", "index", "id"):
+        calls_of[call.message_id].append(call)
+        call_ids[call.pk] = call.call_id
+
+    artifacts_of: dict[int, list[c.Artifact]] = defaultdict(list)
+    for artifact in artifact_rows.order_by("id"):
+        artifacts_of[artifact.conversation_id].append(canonical_artifact(artifact, key_of=key_of, call_ids=call_ids))
+
+    imported_of: dict[int, list[c.Feedback]] = defaultdict(list)
+    feedback_ids_of: dict[int, list[str]] = defaultdict(list)
+    corrections_of: dict[int, dict[str, tuple[dt.datetime, str, str]]] = defaultdict(dict)
+    feedback_rows = Feedback.objects.filter(conversation_id__in=ids).order_by("created_at", "id")
+    if not training:
+        feedback_rows = feedback_rows.exclude(origin=FeedbackOrigin.REVIEWER)
+    for feedback in feedback_rows:
+        on_loaded = feedback.message_id is None or feedback.message_id in key_of
+        if feedback.origin != FeedbackOrigin.REVIEWER and on_loaded:
+            imported_of[feedback.conversation_id].append(
+                c.Feedback(
+                    origin=feedback.origin,
+                    message_key=key_of[feedback.message_id] if feedback.message_id else None,
+                    score=feedback.score,
+                    comment=feedback.comment,
+                    raw=feedback.raw,
+                )
+            )
+        feedback_ids_of[feedback.conversation_id].append(str(feedback.uuid))
+        if feedback.correction and feedback.message_id in key_of:
+            # Several reviewers may correct the same answer: the most recent correction wins.
+            key = key_of[feedback.message_id]
+            current = corrections_of[feedback.conversation_id].get(key)
+            if current is None or feedback.updated_at >= current[0]:
+                corrections_of[feedback.conversation_id][key] = (
+                    feedback.updated_at,
+                    feedback.correction,
+                    str(feedback.uuid),
+                )
+
+    result = []
+    for conversation in conversations:
+        rows = messages_of.get(conversation.pk, [])
+        canonical_messages = [_message(row, key_of, calls_of.get(row.pk, [])) for row in rows]
+        canonical = c.Conversation(
+            format=conversation.input_format,
+            messages=canonical_messages,
+            external_id=None if conversation.external_id_generated else conversation.external_id,
+            title=conversation.title,
+            user_id=conversation.user_external_id,
+            model_name=conversation.model_name,
+            model=conversation.model_config,
+            started_at=conversation.started_at,
+            ended_at=conversation.ended_at,
+            scenario=conversation.scenario,
+            injection_context=conversation.injection_context,
+            context_pairs=[list(pair) for pair in conversation.context_pairs or []],
+            metadata=dict(conversation.metadata or {}),
+            # getattr: the column arrives with its migration; until then there are no original times.
+            original_times=dict(getattr(conversation, "original_times", None) or {}),
+            active_leaf_key=conversation.active_leaf_key or None,
+            artifacts=artifacts_of.get(conversation.pk, []),
+            feedback=imported_of.get(conversation.pk, []),
+        )
+        corrections = corrections_of.get(conversation.pk, {})
+        result.append(
+            Exportable(
+                conversation=conversation,
+                canonical=canonical,
+                feedback_ids=feedback_ids_of.get(conversation.pk, []),
+                corrections={key: text for key, (_, text, _) in corrections.items()},
+                correction_ids=[feedback_id for _, _, feedback_id in corrections.values()],
+            )
+        )
+    return result
+
+
+def canonical_artifact(artifact: InjectedArtifact, *, key_of: dict[int, str], call_ids: dict[int, str]) -> c.Artifact:
+    """An injected artifact in canonical form, given the keys of the loaded messages and the ids of their calls."""
+    return c.Artifact(
+        kind=artifact.kind,
+        artifact_id=artifact.artifact_id,
+        id_well_formed=artifact.id_well_formed,
+        tool_call_id=call_ids.get(artifact.tool_call_id, ""),
+        message_key=key_of[artifact.message_id],
+        tool_name=artifact.tool_name,
+        requested=artifact.requested,
+        resolved=artifact.resolved,
+        payload=artifact.payload,
+    )
+
+
+def _message(row: Message, key_of: dict[int, str], calls: list[ToolCall]) -> c.Message:
+    return c.Message(
+        key=row.key,
+        role=row.role,
+        parent_key=key_of.get(row.parent_id) if row.parent_id else None,
+        # The id the message first came with (a node id, a mapping id); a message of a linear history has none.
+        input_id=row.aliases[0] if row.aliases else "",
+        name=row.name,
+        parts=list(row.parts or []),
+        content_is_null=row.content_form == ContentForm.NULL,
+        content_is_string=row.content_form == ContentForm.STRING,
+        text=row.text,
+        reasoning=row.reasoning,
+        context_pairs=[list(pair) for pair in row.context_pairs or []],
+        author_metadata=dict(row.author_metadata or {}),
+        created_at=row.sent_at,
+        tool_calls=[
+            c.ToolCall(
+                call_id=call.call_id,
+                type=call.type,
+                name=call.name,
+                arguments=call.arguments,
+                parsed_arguments=call.parsed_arguments,
+                arguments_error=call.arguments_error,
+                index=call.index,
+                extra=dict(call.extra or {}),
+            )
+            for call in calls
+        ],
+        tool_call_id=row.tool_call_id,
+        hidden=row.hidden,
+        recipient=row.recipient,
+        section=row.section,
+        extra=dict(row.extra or {}),
+        raw=row.raw,
+        source_path=row.source_path,
+    )
