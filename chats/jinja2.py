@@ -1,41 +1,67 @@
-"""The Jinja2 environment of the partials repeated once per message (templates/jinja2/).
+"""The Jinja2 environment of every page and fragment of the review application (templates/jinja2/).
 
-A 1,000-message thread renders several partials per message; the Django template engine spends about a
-millisecond on each message, Jinja2 (compiled to Python) a fraction of it. The page itself stays a Django template
-and renders these partials through ``{% jinja_include %}``; the htmx fragments render the same files.
+One engine for the application's pages, so that a thread page renders in one engine from top to bottom: a
+1,000-message thread repeats its partials thousands of times, and Jinja2 (compiled to Python) renders each in a
+fraction of what the Django engine takes. The admin keeps the Django engine (templates/admin/).
 
-The environment behaves like the Django engine where the output could differ: autoescaping on, values marked safe
-(sanitized Markdown, ``csrf_input``) left alone, a missing variable or attribute rendered as "", the same filters.
+Every filter and global the templates use is defined here, once. The environment behaves like the Django engine
+where the output could differ: autoescaping on, values marked safe (sanitized Markdown, ``csrf_input``, form fields)
+left alone, a missing variable or attribute rendered as "", Django's own filters where a template needs one.
 Jinja spells escaped quotes ``&#34;`` and ``&#39;`` where Django writes ``&quot;`` and ``&#x27;``: the same characters.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
+import jinja2
 from django.template import defaultfilters
+from django.templatetags.static import static
+from django.test.signals import template_rendered
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import dateformat, formats, timezone
+from django.utils.safestring import SafeString
 from django.utils.text import slugify as django_slugify
-from jinja2 import ChainableUndefined, Environment
 
-from chats.templatetags import chats_tags
+from chats import rendering
 
-# The formats the partials use most, written directly: Django's formatter parses the format string on every call.
-_DATE_FORMATS = {
-    "c": lambda moment: moment.isoformat(),
-    "Y-m-d H:i": lambda moment: moment.strftime("%Y-%m-%d %H:%M"),
-}
+if TYPE_CHECKING:
+    from chats.models import Feedback, InjectedArtifact
 
 
-def date(value: Any, format_string: str) -> str:
-    """Django's ``date`` filter, in the current time zone as the Django engine shows datetimes."""
-    local = timezone.template_localtime(value)  # type: ignore[attr-defined]
-    fast = _DATE_FORMATS.get(format_string)
-    if fast is not None and isinstance(local, datetime):
-        return str(fast(local))
-    return defaultfilters.date(local, format_string)  # type: ignore[attr-defined]
+class Template(jinja2.Template):
+    """A Jinja2 template that announces each page it renders as a Django template does (``template_rendered``).
+
+    Django's test client listens to that signal for ``response.context`` and ``response.templates``, and so do
+    debugging tools; without it a Jinja2 page would show neither. Only a page or fragment rendered whole sends it,
+    not its includes, and nothing is sent (nor copied) while no one listens.
+    """
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        if template_rendered.receivers:
+            template_rendered.send(sender=self, template=self, context=dict(*args, **kwargs))
+        return super().render(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Django's filters, as the Django engine applies them
+
+
+def date(value: Any, format_string: str = "DATE_FORMAT") -> str:
+    """Django's ``date`` filter: Django's formatter, in the current time zone as the Django engine shows datetimes.
+
+    A named format ("DATE_FORMAT", ...) is looked up as the filter does; a literal one goes straight to the
+    formatter, without the language lookup that costs more than the formatting itself, once or twice per message.
+    """
+    if value is None or value == "" or isinstance(value, jinja2.Undefined):
+        return ""
+    if format_string in formats.FORMAT_SETTINGS:
+        format_string = formats.get_format(format_string)
+    try:
+        return dateformat.format(timezone.template_localtime(value), format_string)  # type: ignore[attr-defined]
+    except AttributeError:  # not a date: "" as the Django filter shows it
+        return ""
 
 
 def slugify(value: Any) -> str:
@@ -47,37 +73,192 @@ def slugify(value: Any) -> str:
     return django_slugify(text)
 
 
-def url(viewname: str, *args: Any) -> str:
-    return reverse(viewname, args=args)
+# --------------------------------------------------------------------------------------------------------------
+# The application's filters
 
 
-def environment(**options: Any) -> Environment:
+def markdown(text: str | None) -> SafeString:
+    """Untrusted Markdown as sanitized HTML."""
+    return rendering.render_markdown(text or "")
+
+
+def as_json_or_none(text: str) -> Any:
+    """Decoded JSON for a tool result that is a JSON object or array (shown pretty-printed), else None."""
+    return rendering.json_or_none(text or "")
+
+
+def safe_image_src(url: Any) -> str:
+    """The URL when an <img> may load it (https or data:image/), else ""."""
+    return url if isinstance(url, str) and rendering.safe_image_src(url) else ""
+
+
+def _safe_media_src(url: Any) -> str:
+    return url if isinstance(url, str) and url.strip().lower().startswith(("https:", "data:audio/")) else ""
+
+
+def audio_data_uri(part: dict[str, Any]) -> str:
+    """An audio part as a playable URI: its https URL, or its base64 data as a data: URI."""
+    url = part.get("url")
+    if isinstance(url, str):
+        return _safe_media_src(url)
+    data, fmt = part.get("data"), part.get("format") or "wav"
+    if isinstance(data, str) and isinstance(fmt, str) and fmt.isalnum():
+        return f"data:audio/{fmt};base64,{data}"
+    return ""
+
+
+def score_symbol(score: int | None) -> str:
+    return {1: "▲", 0: "●", -1: "▼"}.get(score, "") if score is not None else ""
+
+
+def score_word(score: int | None) -> str:
+    return {1: "up", 0: "neutral", -1: "down"}.get(score, "none") if score is not None else "none"
+
+
+def label_names(feedback: Feedback | None) -> list[str]:
+    """The names of a feedback's labels; none for no feedback (a missing value included)."""
+    if not feedback:
+        return []
+    return [label.name for label in feedback.labels.all()]
+
+
+def size_text(text: str) -> str:
+    n = len(text.encode())
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} kB"
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+FLATTEN_DEPTH = 32
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """A nested JSON object as (dotted path, leaf value) rows, for a readable record table. Below FLATTEN_DEPTH
+    levels a value is shown whole, as JSON: a record is a form's fields, not an arbitrarily deep tree."""
+    rows: list[tuple[str, Any]] = []
+
+    def walk(node: Any, path: str, depth: int) -> None:
+        if depth < FLATTEN_DEPTH and isinstance(node, dict) and node:
+            for key, child in node.items():
+                walk(child, f"{path}.{key}" if path else str(key), depth + 1)
+        elif (
+            depth < FLATTEN_DEPTH
+            and isinstance(node, list)
+            and node
+            and any(isinstance(item, dict | list) for item in node)
+        ):
+            for index, child in enumerate(node):
+                walk(child, f"{path}[{index}]", depth + 1)
+        else:
+            rows.append((path or "(value)", node if isinstance(node, str) else rendering.pretty_json(node)))
+
+    walk(value, prefix, 0)
+    return rows
+
+
+PROTOCOL_TEXT_KEYS = ("markdown", "aimd", "content", "protocol", "text", "body", "description")
+
+
+def artifact_markdown(artifact: InjectedArtifact) -> str:
+    """The Markdown body of an injected protocol or discussion, when its payload has one."""
+    payload = artifact.payload
+    if isinstance(payload, str):
+        return payload
+    if isinstance(payload, dict):
+        for key in PROTOCOL_TEXT_KEYS:
+            if isinstance(payload.get(key), str):
+                return payload[key]
+    return ""
+
+
+def artifact_data(artifact: InjectedArtifact) -> Any:
+    """What a record table shows: the record's ``data`` when it has one, else the whole payload."""
+    payload = artifact.payload
+    if isinstance(payload, dict) and isinstance(payload.get("data"), dict):
+        return payload["data"]
+    return payload
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Globals
+
+
+def url(viewname: str, *args: Any, **kwargs: Any) -> str:
+    """Django's ``{% url %}``: a view's path from its name and arguments."""
+    return reverse(viewname, args=args or None, kwargs=kwargs or None)
+
+
+def qs_join(base: str, **extra: Any) -> str:
+    """A query string (with its "?") of ``base`` and the ``extra`` parameters that have a value; "" for none."""
+    pairs = [(k, v) for k, v in extra.items() if v not in ("", None)]
+    tail = urlencode(pairs)
+    joined = "&".join(part for part in (base, tail) if part)
+    return f"?{joined}" if joined else ""
+
+
+def bar_chart_layout(rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """The geometry of a horizontal bar chart (templates/jinja2/chats/_bar_chart.html): one bar per
+    (label, ..., count) row, widths proportional to the counts, computed here rather than in template arithmetic."""
+    bar_height, gap, label_width, bar_area = 22, 6, 190, 260
+    peak = max((row[-1] for row in rows), default=0) or 1
+    bars = []
+    for index, row in enumerate(rows):
+        count = row[-1]
+        label = str(row[0])
+        width = max(round(bar_area * count / peak), 2 if count else 0)
+        bars.append(
+            {
+                "label": label if len(label) <= 28 else label[:27] + "…",
+                "full_label": label,
+                "count": count,
+                "y": index * (bar_height + gap),
+                "text_y": index * (bar_height + gap) + bar_height * 0.7,
+                "width": width,
+                "count_x": label_width + width + 6,
+            }
+        )
+    return {
+        "bars": bars,
+        "label_width": label_width,
+        "label_x": label_width - 8,
+        "width": label_width + bar_area + 60,
+        "height": max(len(rows) * (bar_height + gap), bar_height),
+        "bar_height": bar_height,
+    }
+
+
+def environment(**options: Any) -> jinja2.Environment:
+    """The environment of the ``jinja2`` engine (settings.TEMPLATES)."""
     # Like the Django engine (string_if_invalid = ""), and the same in DEBUG as in production.
-    options["undefined"] = ChainableUndefined
+    options["undefined"] = jinja2.ChainableUndefined
     options.pop("autoescape", None)
-    env = Environment(autoescape=True, **options)  # always: the partials show untrusted text
+    env = jinja2.Environment(autoescape=True, **options)  # always: the pages show untrusted text
+    env.template_class = Template
     env.filters.update(
         {
-            # Django's own filters the partials use (urlencode replaces Jinja's, to keep "/" as Django does).
+            # Django's own filters (urlencode replaces Jinja's, to keep "/" as Django does).
             "capfirst": defaultfilters.capfirst,
             "date": date,
+            "pluralize": defaultfilters.pluralize,
             "slugify": slugify,
             "truncatechars": defaultfilters.truncatechars,
             "urlencode": defaultfilters.urlencode,
-            # The project's filters, the same functions as the Django engine's.
-            "markdown": chats_tags.markdown,
-            "pretty_json": chats_tags.pretty_json,
-            "as_json_or_none": chats_tags.as_json_or_none,
-            "safe_image_src": chats_tags.safe_image_src,
-            "audio_data_uri": chats_tags.audio_data_uri,
-            "score_symbol": chats_tags.score_symbol,
-            "score_word": chats_tags.score_word,
-            "label_names": chats_tags.label_names,
-            "size_text": chats_tags.size_text,
-            "flatten": chats_tags.flatten,
-            "artifact_markdown": chats_tags.artifact_markdown,
-            "artifact_data": chats_tags.artifact_data,
+            # The application's.
+            "markdown": markdown,
+            "pretty_json": rendering.pretty_json,
+            "as_json_or_none": as_json_or_none,
+            "safe_image_src": safe_image_src,
+            "audio_data_uri": audio_data_uri,
+            "score_symbol": score_symbol,
+            "score_word": score_word,
+            "label_names": label_names,
+            "size_text": size_text,
+            "flatten": flatten,
+            "artifact_markdown": artifact_markdown,
+            "artifact_data": artifact_data,
         }
     )
-    env.globals.update({"url": url, "qs_join": chats_tags.qs_join})
+    env.globals.update({"url": url, "static": static, "qs_join": qs_join, "bar_chart_layout": bar_chart_layout})
     return env

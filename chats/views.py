@@ -25,11 +25,18 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from chats import selectors, services
+from chats.errors import InvalidInput
 from chats.filters import ConversationFilter
 from chats.forms import BranchForm, FeedbackForm, ReviewStatusForm, SignInForm, ThreadForm
 from chats.models import Conversation, Feedback, Label, Message
 from chats.roles import Roles, person_roles
+from chats.selectors.conversations import conversation_page, next_in_queue
+from chats.selectors.dashboard import dashboard_read
+from chats.selectors.feedback import feedback_for_target
+from chats.selectors.threads import thread_read
+from chats.services import branches as branch_services
+from chats.services import feedback as feedback_services
+from chats.services import review as review_services
 
 # The list's own parameters, kept with the filters in every link that leads back to it.
 LIST_EXTRA_KEYS = ("sort",)
@@ -107,7 +114,7 @@ def _with_anchor(url: str, anchor: str) -> str:
 @require_GET
 @reviewer_page()
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "chats/home.html", {"dashboard": selectors.dashboard_read(), "active_nav": "home"})
+    return render(request, "chats/home.html", {"dashboard": dashboard_read(), "active_nav": "home"}, using="jinja2")
 
 
 @require_GET
@@ -115,7 +122,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def conversation_list(request: HttpRequest) -> HttpResponse:
     filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.select_related("source"))
     oldest_first = request.GET.get("sort") == "oldest"
-    page = selectors.conversation_page(
+    page = conversation_page(
         filterset.qs,
         after=request.GET.get("after") or None,
         before=request.GET.get("before") or None,
@@ -133,6 +140,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "has_filters": bool(list_query),
             "active_nav": "conversations",
         },
+        using="jinja2",
     )
 
 
@@ -148,7 +156,7 @@ def next_unreviewed(request: HttpRequest) -> HttpResponse:
         pass
     else:
         current = Conversation.objects.filter(uuid=current_uuid).first()
-    found = selectors.next_in_queue(filterset.qs, current)
+    found = next_in_queue(filterset.qs, current)
     list_query = _list_query(request.GET)
     if found is None:
         messages.info(request, "No conversation left to review with these filters.")
@@ -162,7 +170,7 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
     conversation = get_object_or_404(Conversation.objects.select_related("source"), uuid=uuid)
     form = ThreadForm(request.GET)
     at = form.cleaned_data["at"] if form.is_valid() else None
-    data = selectors.thread_read(conversation, user=request.user, at=at)
+    data = thread_read(conversation, user=request.user, at=at)
     list_query = _list_query(request.GET)
     # ?feedback=<message id or "conversation">: the feedback form to show open (the no-JavaScript way to it).
     thread_query = urlencode([(k, v) for k, v in request.GET.items() if k != "feedback"])
@@ -180,6 +188,7 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
             "can_write": roles_of(request).can_write,
             "active_nav": "conversations",
         },
+        using="jinja2",
     )
 
 
@@ -198,7 +207,7 @@ def _feedback_block(
     show_form: bool = False,
     saved: bool = False,
 ) -> HttpResponse:
-    entries = selectors.feedback_for_target(conversation, message)
+    entries = feedback_for_target(conversation, message)
     own = next((f for f in entries if f.author_id == request.user.pk), None)
     return render(
         request,
@@ -273,18 +282,16 @@ def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
             )
             if feedback.message_id != (message.pk if message else None):
                 raise Http404("This feedback is not on that message.")
-            services.feedback_update(actor=_actor(request), feedback=feedback, **values)
+            feedback_services.feedback_update(actor=_actor(request), feedback=feedback, **values)
         else:
-            services.feedback_submit(
+            feedback_services.feedback_submit(
                 author=_actor(request),
                 conversation=conversation,
                 message=message,
                 **values,
             )
-    except services.PermissionDenied as denied:
-        raise PermissionDenied(str(denied)) from denied
-    except services.ValidationError as invalid:
-        return _feedback_done(request, conversation, message, next_url, [e["message"] for e in invalid.errors])
+    except InvalidInput as invalid:
+        return _feedback_done(request, conversation, message, next_url, invalid.messages)
     return _feedback_done(request, conversation, message, next_url)
 
 
@@ -311,10 +318,7 @@ def feedback_delete(request: HttpRequest, uuid: str, feedback_uuid: str) -> Http
         Feedback.objects.select_related("conversation", "message"), uuid=feedback_uuid, conversation=conversation
     )
     message = feedback.message
-    try:
-        services.feedback_delete(actor=_actor(request), feedback=feedback)
-    except services.PermissionDenied as denied:
-        raise PermissionDenied(str(denied)) from denied
+    feedback_services.feedback_delete(actor=_actor(request), feedback=feedback)
     next_url = _safe_next(request, request.POST.get("next"), conversation.get_absolute_url())
     if _is_htmx(request):
         return _feedback_block(request, conversation, message, next_url=next_url)
@@ -330,7 +334,7 @@ def review_status(request: HttpRequest, uuid: str) -> HttpResponse:
     next_url = _safe_next(request, request.POST.get("next"), conversation.get_absolute_url())
     if not form.is_valid():
         return HttpResponse("Unknown review status.", status=400)
-    services.conversation_set_review_status(
+    review_services.conversation_set_review_status(
         actor=_actor(request),
         conversation=conversation,
         status=form.cleaned_data["status"],
@@ -340,6 +344,7 @@ def review_status(request: HttpRequest, uuid: str) -> HttpResponse:
             request,
             "chats/_review_status.html",
             {"conversation": conversation, "can_write": True, "next_url": next_url, "saved": True},
+            using="jinja2",
         )
     messages.success(request, f"Marked {conversation.get_review_status_display().lower()}.")
     return HttpResponseRedirect(_with_anchor(next_url, "review-status"))
@@ -354,7 +359,7 @@ def active_branch(request: HttpRequest, uuid: str) -> HttpResponse:
     if not form.is_valid():
         return HttpResponse("A message is required.", status=400)
     message = get_object_or_404(Message, conversation=conversation, pk=form.cleaned_data["message"])
-    services.message_set_active_branch(conversation=conversation, message=message, actor=_actor(request))
+    branch_services.message_set_active_branch(conversation=conversation, message=message, actor=_actor(request))
     messages.success(request, "This branch is now the active one.")
     list_query = _list_query(
         request.POST if not form.cleaned_data["next"] else QueryDict(form.cleaned_data["next"].partition("?")[2])
@@ -367,6 +372,7 @@ class SignInView(auth_views.LoginView):
     """Django's sign-in, with failed attempts throttled: 429 once an account or address has used them up."""
 
     authentication_form = SignInForm
+    template_engine = "jinja2"
 
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
         response = super().form_invalid(form)
