@@ -9,11 +9,12 @@ PY := $(BIN)/python
 PYTHON ?= $(shell ./scripts/find-python)
 export PYTEST_ADDOPTS ?=
 
-.PHONY: help run test lint bench venv dev-venv browser redis migrate clean
+.PHONY: help run test test-all lint bench venv dev-venv browser redis migrate clean
 
 help:
 	@echo "make run    set up .venv, migrate, load demo data, serve on http://127.0.0.1:8000 (SQLite unless DATABASE_URL is set)"
 	@echo "make test   install the dev tools, lint, check migrations, run the test suite (PostgreSQL when one answers)"
+	@echo "make test-all  make test, then the slow tests again at full length (a minute of load)"
 	@echo "make lint   ruff and mypy only"
 	@echo "make bench  run the benchmarks against PostgreSQL"
 
@@ -69,6 +70,12 @@ test: dev-venv browser redis lint
 	DATABASE_URL= DEBUG=0 ALLOWED_HOSTS=audit.example.org SECRET_KEY="$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(50))')" \
 	  $(PY) manage.py check --deploy --fail-level WARNING && \
 	DATABASE_URL="$$db" $(BIN)/pytest $(PYTEST_ARGS)
+
+# The tests marked slow run a short version in `make test` (10 seconds of load); here they run again for a minute.
+test-all: test
+	@db=$$(./scripts/test-database-url); \
+	echo "==> The slow tests at full length on: $${db%%\?*}"; \
+	DATABASE_URL="$$db" MASTERBRAIN_LOAD_SECONDS=60 $(BIN)/pytest -m slow $(PYTEST_ARGS)
 
 bench: dev-venv
 	$(PY) bench/run.py $(BENCH_ARGS)

@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.server import DEFAULT_BASE_URL, Database, Server  # noqa: E402
 from chats import ingest  # noqa: E402
+from chats.demo.generator import generate  # noqa: E402
 from chats.ingest import planner  # noqa: E402
-from chats.workload import generate  # noqa: E402
 
 SHARED_CONVERSATIONS = 48
 # Lighter than the benchmark's documents: the clients share the machine's cores with the server.

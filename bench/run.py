@@ -482,8 +482,11 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     from django.db import connection, transaction
 
     from bench.workload import documents
-    from chats import bulk_ingest, jsonio, services
+    from chats import jsonio
     from chats.models import Source
+    from chats.services.bulk_writer import conversations_ingest_bulk
+    from chats.services.documents import document_prepare
+    from chats.services.search import search_index
 
     source = Source.objects.get(name="bench")
     docs = documents(scale.index_docs, seed=seed, first_index=2_000_000)
@@ -505,7 +508,7 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
                 decoded = [jsonio.loads(line) for line in lines]
                 total = 0
                 for start in range(0, len(decoded), scale.per_body):
-                    results = bulk_ingest.conversations_ingest_bulk(
+                    results = conversations_ingest_bulk(
                         source=source, documents=decoded[start : start + scale.per_body]
                     )
                     total += sum(r.messages_added for r in results)
@@ -514,7 +517,7 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
                 elapsed = time.perf_counter() - started
                 message_total = total
                 started = time.perf_counter()
-                while services.search_index(limit=500):
+                while search_index(limit=500):
                     pass
                 indexing.append(time.perf_counter() - started)
                 raise _Rollback
@@ -569,7 +572,7 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     decode = time.perf_counter() - started
     started = time.perf_counter()
     for document in decoded:
-        services.document_prepare(document=document)
+        document_prepare(document=document)
     prepare = time.perf_counter() - started
     write = max(baseline - decode - prepare, 0.0)
     table.add(
@@ -629,15 +632,15 @@ def pages(table: Table, scale: Scale) -> None:
     from django.urls import reverse
 
     from bench.workload import long_thread
-    from chats import services
     from chats.models import InjectedArtifact, Message, Source, ToolCall
+    from chats.services.ingestion import conversation_ingest
 
     source = Source.objects.get(name="bench")
     client = Client()
     client.force_login(_bench_admin())
     threads = {}
     for size in scale.thread_sizes:
-        result = services.conversation_ingest(source=source, document=long_thread(size, seed=size))
+        result = conversation_ingest(source=source, document=long_thread(size, seed=size))
         assert result.conversation is not None and result.conversation.message_count == size, result.errors
         threads[size] = result.conversation
 
@@ -840,8 +843,8 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
     from django.test import Client
 
     from bench.workload import RARE_WORDS, SCALE_START, scale_artifact_id
-    from chats import selectors
     from chats.models import Conversation
+    from chats.selectors import conversations as selectors
 
     client = Client()
     client.force_login(_bench_admin())
@@ -971,7 +974,7 @@ def main() -> int:
         from django.db import connection, connections
 
         from bench.workload import body_near, documents, encode, ndjson_bodies
-        from chats import services
+        from chats.services.sources import api_key_create, source_get_or_create
 
         call_command("migrate", verbosity=0)
         with connection.cursor() as cursor:
@@ -991,13 +994,13 @@ def main() -> int:
                 f"P4 {scale.scale_messages:,} messages",
             ),
         ]
-        source, _ = services.source_get_or_create(name="bench")
-        _, key = services.api_key_create(source=source, name="bench")
-        ceiling_source, _ = services.source_get_or_create(name="ceiling")
-        compare_source, _ = services.source_get_or_create(name="compare")
-        _, compare_key = services.api_key_create(source=compare_source, name="bench")
-        idless_source, _ = services.source_get_or_create(name="idless")
-        _, idless_key = services.api_key_create(source=idless_source, name="bench")
+        source, _ = source_get_or_create(name="bench")
+        _, key = api_key_create(source=source, name="bench")
+        ceiling_source, _ = source_get_or_create(name="ceiling")
+        compare_source, _ = source_get_or_create(name="compare")
+        _, compare_key = api_key_create(source=compare_source, name="bench")
+        idless_source, _ = source_get_or_create(name="idless")
+        _, idless_key = api_key_create(source=idless_source, name="bench")
         connections.close_all()
 
         # ---- P1

@@ -1,6 +1,6 @@
 """The benchmark's workload: request bodies, long threads and million-message tables, all deterministic.
 
-Documents come from ``chats.workload.generate`` (every input format, tool calls with 1-5 KB results, injections
+Documents come from ``chats.demo.generator.generate`` (every input format, tool calls with 1-5 KB results, injections
 of 5-20 KB, images, branches); this module shapes them into what the benchmark sends and loads.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from chats.workload import MODELS, SENTENCES, TOPICS, generate, openai_messages
+from chats.demo.generator import MODELS, SENTENCES, TOPICS, generate, openai_messages
 
 # Enough turns for about 20 stored messages per conversation on average across the formats.
 BENCH_TURNS = (4, 8)

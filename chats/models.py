@@ -113,23 +113,12 @@ class ReviewStatus(models.TextChoices):
     REVIEWED = "reviewed", "Reviewed"
 
 
-class ConversationQuerySet(models.QuerySet["Conversation"]):
-    def needs_review(self) -> ConversationQuerySet:
-        return self.exclude(review_status=ReviewStatus.REVIEWED)
-
-    def for_source(self, source: Source) -> ConversationQuerySet:
-        return self.filter(source=source)
-
-    def newest_first(self) -> ConversationQuerySet:
-        return self.order_by("-last_activity_at", "-id")
-
-
 # Full-text search indexes this many characters of a conversation (a tsvector is capped at 1 MB).
 SEARCH_TEXT_LIMIT = 250_000
 
 # A conversation's search vector, as SQL over a row `c` of chats_conversation (one placeholder: SEARCH_TEXT_LIMIT):
 # its title and its messages' text in order. The messages are read per conversation (by the conversation's index on
-# messages), so that only the rows a query selects are read. The indexer (services.search_index) and the search over
+# messages), so that only the rows a query selects are read. The indexer (chats.services.search.search_index) and the search over
 # conversations it has not indexed yet (filters) both take it from here.
 SEARCH_DOCUMENT_SQL = (
     "to_tsvector('english', left(coalesce(c.title, '') || ' ' || coalesce((SELECT string_agg(m.text, ' ' ORDER BY "
@@ -172,7 +161,7 @@ class Conversation(models.Model):
     first_user_text = models.CharField(max_length=300, blank=True)
     # Full-text search over the text of every message. On PostgreSQL a GIN index serves ?q= (created by a
     # migration, since SQLite has no tsvector); SQLite searches message text instead. Ingestion does not build
-    # it: it marks the conversation stale, and services.search_index builds the vectors of stale conversations
+    # it: it marks the conversation stale, and chats.services.search.search_index builds the vectors of stale conversations
     # (manage.py index_search), apart from the ingest requests. Until then ?q= reads a stale conversation's text.
     search_vector = SearchVectorField(null=True, editable=False)
     search_stale = models.BooleanField(default=False, editable=False)
@@ -181,8 +170,6 @@ class Conversation(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     # started_at when the input has one, else the time of the first ingestion: the list's sort key.
     last_activity_at = models.DateTimeField(default=timezone.now)
-
-    objects = ConversationQuerySet.as_manager()
 
     class Meta:
         permissions = [
@@ -251,11 +238,6 @@ class Section(models.TextChoices):
     SCENARIO = "scenario"
 
 
-class MessageQuerySet(models.QuerySet["Message"]):
-    def active_path(self) -> MessageQuerySet:
-        return self.filter(on_active_path=True).order_by("depth")
-
-
 class Message(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     key = models.TextField()  # the first identity it came with: an input id, or "h:" and its content key
@@ -289,8 +271,6 @@ class Message(models.Model):
     source_path = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
-    objects = MessageQuerySet.as_manager()
-
     class Meta:
         constraints = [
             models.UniqueConstraint(F("conversation"), MD5("key"), name="message_unique_conversation_key_md5"),
@@ -311,19 +291,6 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} #{self.position}"
-
-    def siblings(self) -> MessageQuerySet:
-        """This message and the others with the same parent (the branches at this point), by arrival."""
-        return Message.objects.filter(conversation_id=self.conversation_id, parent_id=self.parent_id).order_by(
-            "sibling_index"
-        )
-
-    def path_from_root(self) -> list[Message]:
-        """The messages from the root down to this one (one query per level: for tests and the admin)."""
-        path = [self]
-        while path[-1].parent_id is not None:
-            path.append(Message.objects.get(pk=path[-1].parent_id))
-        return path[::-1]
 
     @property
     def excerpt(self) -> str:

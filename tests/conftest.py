@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.db import connection
 from rest_framework.test import APIClient
 
-from chats import services
 from chats.models import Source
-
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def load_fixture(relative: str) -> Any:
-    return json.loads((FIXTURES / relative).read_text())
+from chats.services.sources import api_key_create
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -91,13 +82,13 @@ def other_source(db: None) -> Source:
 
 @pytest.fixture
 def ingest_key(source: Source) -> str:
-    _, raw = services.api_key_create(source=source, name="test")
+    _, raw = api_key_create(source=source, name="test")
     return raw
 
 
 @pytest.fixture
 def other_ingest_key(other_source: Source) -> str:
-    _, raw = services.api_key_create(source=other_source, name="test")
+    _, raw = api_key_create(source=other_source, name="test")
     return raw
 
 
@@ -111,8 +102,3 @@ def ingest_client(ingest_key: str) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {ingest_key}")
     return client
-
-
-@pytest.fixture
-def is_postgres() -> bool:
-    return connection.vendor == "postgresql"

@@ -1,27 +1,22 @@
-"""Data builders shared by the tests. Everything goes in through services.conversation_ingest, as in production."""
+"""Data builders shared by the tests. Everything goes in through conversation_ingest, as in production."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from copy import deepcopy
-from pathlib import Path
 from typing import Any
 
-from chats import services
 from chats.models import Conversation, Label, Message, Source
+from chats.services.ingestion import conversation_ingest
+from tests.fixture_documents import load_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures"
 PROTOCOL_ID = "airalogy.id.lab.zhang_lab.project.pcr_opt.protocol.touchdown_pcr.v.0.2.1"
 RECORD_ID = "airalogy.id.record.6f1c2a4e-4b7d-4f43-9a63-2f3c1d9e8b10.v.1"
 
 
-def load_fixture(relative: str) -> Any:
-    return json.loads((FIXTURES / relative).read_text())
-
-
 def ingest(source: Source, document: Any, format: str | None = None) -> Conversation:
-    result = services.conversation_ingest(source=source, document=document, format=format)
+    result = conversation_ingest(source=source, document=document, format=format)
     assert result.conversation is not None, result.errors
     return result.conversation
 

@@ -22,8 +22,7 @@ from chats.models import (
     Source,
     ToolCall,
 )
-
-from .conftest import FIXTURES
+from tests.fixture_documents import load_fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -128,8 +127,8 @@ def test_import_reads_json_and_jsonl_keeps_going_and_fails_at_the_end(tmp_path: 
 
 
 def test_import_of_a_chatgpt_export_zip_applies_its_message_feedback(tmp_path: Path):
-    conversations = json.loads((FIXTURES / "chatgpt_export" / "conversations.json").read_text())
-    feedback = json.loads((FIXTURES / "chatgpt_export" / "message_feedback.json").read_text())
+    conversations = load_fixture("chatgpt_export/conversations.json")
+    feedback = load_fixture("chatgpt_export/message_feedback.json")
     archive = tmp_path / "export.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("conversations.json", json.dumps(conversations))
@@ -149,8 +148,8 @@ def test_import_of_a_chatgpt_export_zip_applies_its_message_feedback(tmp_path: P
 
 
 def test_import_of_an_open_webui_export_imports_each_chat_with_its_tree_and_ratings(tmp_path: Path):
-    [pcr] = json.loads((FIXTURES / "openwebui" / "colony_pcr_regenerated_and_rated.json").read_text())
-    tae = json.loads((FIXTURES / "openwebui" / "minimal_single_item.json").read_text())
+    [pcr] = load_fixture("openwebui/colony_pcr_regenerated_and_rated.json")
+    tae = load_fixture("openwebui/minimal_single_item.json")
     export = tmp_path / "chat-export-1747130100.json"
     export.write_text(json.dumps([pcr, tae]))
 

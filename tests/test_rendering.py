@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chats import rendering
-from chats.templatetags.chats_tags import FLATTEN_DEPTH, flatten
+from chats.jinja2 import FLATTEN_DEPTH, flatten
 
 
 def deep(levels: int) -> object:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from chats import services
 from chats.models import Conversation, Message
+from chats.selectors.threads import BranchPoint, Thread, thread_read
+from chats.services.branches import message_set_active_branch
+from chats.services.ingestion import conversation_ingest
 
 pytestmark = pytest.mark.django_db
 
@@ -37,39 +39,58 @@ GRAPH = {
 
 @pytest.fixture
 def conversation(source) -> Conversation:
-    return services.conversation_ingest(source=source, document=GRAPH).conversation
+    return conversation_ingest(source=source, document=GRAPH).conversation
+
+
+def keys(thread: Thread) -> list[str]:
+    return [item.message.key for item in thread.messages]
 
 
 def test_the_active_path_runs_from_the_root_to_the_newest_leaf(conversation):
-    path = list(conversation.messages.active_path())
+    thread = thread_read(conversation, user=None)
 
     # f (timestamp 130) is the newest leaf; a1 and a3 are leaves of other branches.
-    assert [m.key for m in path] == ["q", "a2", "f"]
+    assert keys(thread) == ["q", "a2", "f"] and thread.on_active_path
+    assert set(
+        Message.objects.filter(conversation=conversation, on_active_path=True).values_list("key", flat=True)
+    ) == {
+        "q",
+        "a2",
+        "f",
+    }
     assert conversation.active_leaf_key == "f" and conversation.branch_count == 2
 
 
-def test_siblings_are_the_branches_at_a_message_in_arrival_order(conversation):
-    regenerated = Message.objects.get(conversation=conversation, key="a2")
+def test_the_branches_at_a_message_are_its_siblings_in_arrival_order(conversation):
+    by_key = {item.message.key: item for item in thread_read(conversation, user=None).messages}
+    a1, a3 = (Message.objects.get(conversation=conversation, key=key) for key in ("a1", "a3"))
 
-    assert [m.key for m in regenerated.siblings()] == ["a1", "a2", "a3"]
-    assert [m.sibling_index for m in regenerated.siblings()] == [0, 1, 2]
-    assert list(Message.objects.get(conversation=conversation, key="q").siblings()) == [
-        Message.objects.get(conversation=conversation, key="q")
-    ]
+    assert by_key["a2"].branch == BranchPoint(index=2, count=3, previous_id=a1.pk, next_id=a3.pk)
+    assert by_key["q"].branch is None and by_key["f"].branch is None
+    indexes = Message.objects.filter(conversation=conversation, parent__key="q").order_by("sibling_index")
+    assert [(m.key, m.sibling_index) for m in indexes] == [("a1", 0), ("a2", 1), ("a3", 2)]
 
 
 def test_depth_counts_the_steps_from_the_root(conversation):
     depths = dict(Message.objects.filter(conversation=conversation).values_list("key", "depth"))
 
     assert depths == {"q": 0, "a1": 1, "a2": 1, "a3": 1, "f": 2}
-    follow_up = Message.objects.get(conversation=conversation, key="f")
-    assert [m.key for m in follow_up.path_from_root()] == ["q", "a2", "f"]
+
+
+def test_a_thread_shown_through_another_branch_runs_from_the_root_through_it(conversation):
+    a1 = Message.objects.get(conversation=conversation, key="a1")
+
+    thread = thread_read(conversation, user=None, at=a1.pk)
+
+    assert keys(thread) == ["q", "a1"] and not thread.on_active_path
+    assert [item.message.depth for item in thread.messages] == [0, 1]
 
 
 def test_switching_branch_makes_the_path_through_that_message_active(conversation):
-    services.message_set_active_branch(conversation=conversation, message=Message.objects.get(key="a3"))
+    message_set_active_branch(conversation=conversation, message=Message.objects.get(key="a3"))
 
     conversation.refresh_from_db()
-    assert [m.key for m in conversation.messages.active_path()] == ["q", "a3"]
+    thread = thread_read(conversation, user=None)
+    assert keys(thread) == ["q", "a3"] and thread.on_active_path
     assert conversation.active_leaf_key == "a3"
     assert Message.objects.filter(conversation=conversation, on_active_path=True).count() == 2

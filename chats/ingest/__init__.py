@@ -2,11 +2,12 @@
 
 Pure Python: no Django, no database. Input is decoded JSON; output is a ``Conversation`` with its warnings,
 or a ``ParseError`` carrying every error found, each located by a JSON pointer into the document.
+``files`` reads conversation files (JSON, JSONL, ChatGPT export folders and zips) into documents.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,14 +50,3 @@ def parse_document(document: Any, *, format: str | None = None) -> Conversation:
     if spec is None:
         raise ParseError([Issue("", f"unknown format '{format}'; expected one of: {', '.join(FORMATS)}")])
     return spec.parse(document)
-
-
-def iter_conversations(document: Any, *, format: str | None = None) -> Iterator[Any]:
-    """The conversation documents in ``document``: each item of a whole ChatGPT ``conversations.json`` or Open
-    WebUI export, else the document itself."""
-    if isinstance(document, list):
-        for module in (chatgpt_export, openwebui):
-            if format in (None, module.NAME) and (format == module.NAME or module.is_conversation_list(document)):
-                yield from document
-                return
-    yield document

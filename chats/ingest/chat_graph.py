@@ -28,6 +28,7 @@ from chats.ingest.common import (
     context_pairs,
     explicit_id,
     extract_inline_reasoning,
+    message_author,
     parents_first,
     parse_nested,
     parse_timestamp,
@@ -181,13 +182,10 @@ def _read_node(node: Any, path: str, issues: Issues, keys: OpenAIStyleKeys) -> M
     if not isinstance(body, dict):
         issues.error(f"{path}/message", "a node needs a message object")
         return None
-    author = body.get("author")
-    if not isinstance(author, dict):
-        author = {}
-    role = author.get("role")
-    if not isinstance(role, str) or not role:
-        issues.error(f"{path}/message/author/role", "a message needs a role (a non-empty string)")
+    found = message_author(body, f"{path}/message", issues)
+    if found is None:
         return None
+    author, role = found
 
     message = Message(
         key=node_id,

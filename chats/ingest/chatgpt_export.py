@@ -29,6 +29,7 @@ from chats.ingest.common import (
     Issues,
     content_object_parts,
     external_id,
+    message_author,
     original_times,
     parents_first,
     parse_arguments,
@@ -78,11 +79,9 @@ def is_conversation_list(document: list[Any]) -> bool:
 def parse(document: Any) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
-    if isinstance(document, list):
-        return parse_export_item(
-            document, lambda item: _Parser(item).parse(), export="conversations.json", items="conversations"
-        )
-    return _Parser(document).parse()
+    return parse_export_item(
+        document, lambda item: _Parser(item).parse(), export="conversations.json", items="conversations"
+    )
 
 
 class _Parser:
@@ -166,13 +165,10 @@ class _Parser:
         if not isinstance(body, dict):
             issues.error(path, "message must be an object or null")
             return None
-        author = body.get("author")
-        if not isinstance(author, dict):
-            author = {}
-        role = author.get("role")
-        if not isinstance(role, str) or not role:
-            issues.error(f"{path}/author/role", "a message needs a role (a non-empty string)")
+        found = message_author(body, path, issues)
+        if found is None:
             return None
+        author, role = found
 
         content = body.get("content")
         parts, reasoning = content_object_parts(content, f"{path}/content", issues)

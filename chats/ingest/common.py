@@ -59,14 +59,28 @@ def parse_nested(prefix: str, parse: Callable[[], Conversation]) -> Conversation
     return conversation
 
 
-def parse_export_item(
-    document: list[Any], parse: Callable[[Any], Conversation], *, export: str, items: str
-) -> Conversation:
-    """The one conversation of an export array (a whole export of several goes through the bulk path); every path
-    points under ``/0``. `export` and `items` name the export and what it holds, for the error."""
+def parse_export_item(document: Any, parse: Callable[[Any], Conversation], *, export: str, items: str) -> Conversation:
+    """One conversation, sent alone or as the one item of an export array (a whole export of several goes through
+    the bulk path; in an array every path points under ``/0``). `export` and `items` name the export and what it
+    holds, for the error."""
+    if not isinstance(document, list):
+        return parse(document)
     if len(document) != 1:
         raise ParseError([Issue("", f"this {export} holds {len(document)} {items}: import it in bulk")])
     return parse_nested("/0", lambda: parse(document[0]))
+
+
+def message_author(body: dict[str, Any], path: str, issues: Issues) -> tuple[dict[str, Any], str] | None:
+    """A ChatGPT-style message's ``author`` object ({} when it is not one) and role; None, with an error at
+    `path`/author/role, when it has no role."""
+    author = body.get("author")
+    if not isinstance(author, dict):
+        author = {}
+    role = author.get("role")
+    if not isinstance(role, str) or not role:
+        issues.error(f"{path}/author/role", "a message needs a role (a non-empty string)")
+        return None
+    return author, role
 
 
 def unmapped_keys(document: dict[str, Any], mapped: frozenset[str]) -> dict[str, Any]:

@@ -102,11 +102,7 @@ def is_conversation_list(document: list[Any]) -> bool:
 def parse(document: Any) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
-    if isinstance(document, list):
-        return parse_export_item(
-            document, lambda item: _Parser(item).parse(), export="Open WebUI export", items="chats"
-        )
-    return _Parser(document).parse()
+    return parse_export_item(document, lambda item: _Parser(item).parse(), export="Open WebUI export", items="chats")
 
 
 class _Parser:

@@ -3,7 +3,7 @@
 ``plan_document(parsed, stored)`` is a pure function. It takes a parsed document and a snapshot of the stored
 conversation it belongs to (``None`` when there is none yet) and returns a ``Plan``: the rows to insert, the rows to
 change, the conversation's new summary, the warnings and the outcome. Column limits are applied here, once. The
-writers (``chats.services`` row by row through the ORM, ``chats.bulk_ingest`` by COPY for a batch) only carry
+writers (``chats.services.plan_writer`` row by row through the ORM, ``chats.services.bulk_writer`` by COPY for a batch) only carry
 plans out, so a document means the same thing however it arrives.
 
 ``conversation_target`` decides, just as purely, which conversation a document belongs to (design notes §3): an

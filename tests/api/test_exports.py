@@ -12,9 +12,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from chats import exporting, services
 from chats.export import CAPABILITIES, FORMATS
 from chats.models import AuditEvent, Conversation, Label, Message
+from chats.selectors import exports
+from chats.services.feedback import feedback_submit
+from chats.services.review import conversation_set_review_status
 from tests.export.cases import artifacts_view, comparable, input_cases, messages_view
 from tests.export.documents import CHAT_DOCUMENT, CHAT_GRAPH
 from tests.factories import ingest, last_assistant, make_conversation, make_labels
@@ -56,8 +58,8 @@ def ingest_over_http(client: APIClient, document: Any, format: str | None = None
     return response.json()["conversation"]
 
 
-def stored(uuid: str, branch: exporting.Branch = "all") -> Any:
-    return exporting.conversation_to_canonical(Conversation.objects.get(uuid=uuid), branch=branch)
+def stored(uuid: str, branch: exports.Branch = "all") -> Any:
+    return exports.conversation_to_canonical(Conversation.objects.get(uuid=uuid), branch=branch)
 
 
 # --- one conversation ---
@@ -103,7 +105,11 @@ def test_a_linear_format_exports_the_active_path_and_says_it_left_branches_out(s
     response = export(reader, str(conversation.uuid), "openai")
 
     assert response.status_code == 200
-    active = list(Message.objects.filter(conversation=conversation).active_path().values_list("text", flat=True))
+    active = list(
+        Message.objects.filter(conversation=conversation, on_active_path=True)
+        .order_by("depth")
+        .values_list("text", flat=True)
+    )
     assert [message.get("content") or "" for message in response.json()] == active
     omitted = json.loads(response["X-Export-Omitted"])
     assert "1 branch (1 message) not on the active path" in omitted
@@ -242,7 +248,7 @@ def test_bulk_export_streams_past_one_batch_in_a_constant_number_of_queries(
 
     # Batches of 3, 3 and 1; each: conversations, messages, calls, artifacts, feedback.
     with django_assert_num_queries(3 * 5):
-        items = list(exporting.iter_canonical(queryset, batch_conversations=3))
+        items = list(exports.iter_canonical(queryset, batch_conversations=3))
 
     assert len(items) == 7 and len({item.conversation.pk for item in items}) == 7
 
@@ -285,7 +291,7 @@ def test_a_source_key_bulk_exports_only_its_own_source(
 
 def _reviewed(source: Any, reviewer: Any, *, score: int, chat_id: str, correction: str = "") -> Conversation:
     conversation = make_conversation(source, chat_id=chat_id, n_messages=5)  # ends with an assistant answer
-    services.feedback_submit(
+    feedback_submit(
         author=reviewer,
         conversation=conversation,
         message=last_assistant(conversation),
@@ -293,7 +299,7 @@ def _reviewed(source: Any, reviewer: Any, *, score: int, chat_id: str, correctio
         labels=[Label.objects.get(name="helpful")] if score == 1 else [],
         correction=correction,
     )
-    services.conversation_set_review_status(actor=reviewer, conversation=conversation, status="reviewed")
+    conversation_set_review_status(actor=reviewer, conversation=conversation, status="reviewed")
     return conversation
 
 

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from chats import services
 from chats.models import AuditEvent, Feedback, Label, Message
+from chats.services.ingestion import conversation_ingest
+from chats.services.sources import api_key_create
 from tests.factories import last_assistant, load_fixture, make_conversation, make_labels
 
 pytestmark = pytest.mark.django_db
@@ -147,9 +148,7 @@ def test_a_reviewer_cannot_change_or_delete_another_reviewers_feedback(
 
 
 def test_imported_feedback_cannot_be_changed(source: Any, reviewer: Any) -> None:
-    result = services.conversation_ingest(
-        source=source, document=load_fixture("chat_document/masterbrain_chat_document.json")
-    )
+    result = conversation_ingest(source=source, document=load_fixture("chat_document/masterbrain_chat_document.json"))
     imported = Feedback.objects.filter(conversation=result.conversation).first()
     assert imported is not None and imported.author is None
 
@@ -179,7 +178,7 @@ def test_anonymous_and_source_keys_cannot_write_feedback(
 
 
 def test_a_reviewer_writes_with_a_personal_token(conversation: Any, reviewer: Any) -> None:
-    _, raw = services.api_key_create(user=reviewer)
+    _, raw = api_key_create(user=reviewer)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from chats import services
 from chats.models import ApiKey, Conversation, IngestionReceipt, Message
+from chats.services.sources import api_key_revoke
 
 HISTORY = [
     {"role": "user", "content": "Who are you?"},
@@ -130,7 +130,7 @@ def test_an_unknown_key_gets_401(api_client):
 
 
 def test_a_revoked_key_gets_401(ingest_client, ingest_key):
-    services.api_key_revoke(key=ApiKey.objects.get(key_hash=ApiKey.hash_key(ingest_key)))
+    api_key_revoke(key=ApiKey.objects.get(key_hash=ApiKey.hash_key(ingest_key)))
 
     assert post_json(ingest_client, "/api/v1/ingest/", DOCUMENT).status_code == 401
 

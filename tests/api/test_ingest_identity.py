@@ -16,8 +16,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from rest_framework.test import APIClient
 
-from chats import services
 from chats.models import AuditEvent, Conversation, Feedback, IngestionReceipt, Message, Source
+from chats.services.ingestion import conversation_ingest
 
 pytestmark = pytest.mark.django_db
 
@@ -96,7 +96,7 @@ def only_conversation() -> Conversation:
 
 
 def active_texts(conversation: Conversation) -> list[str]:
-    return [m.text for m in Message.objects.filter(conversation=conversation).active_path()]
+    return [m.text for m in Message.objects.filter(conversation=conversation, on_active_path=True).order_by("depth")]
 
 
 # --- documents without an id ----------------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def test_two_clients_sending_the_same_idless_document_at_once_make_one_conversat
     def client() -> None:
         try:
             barrier.wait()
-            outcomes.append(services.conversation_ingest(source=source, document=document).outcome)
+            outcomes.append(conversation_ingest(source=source, document=document).outcome)
         finally:
             connection.close()
 
@@ -182,7 +182,7 @@ def test_versions_of_one_idless_chat_sent_at_once_make_one_conversation() -> Non
     def client(document: list[dict[str, Any]]) -> None:
         try:
             barrier.wait()
-            services.conversation_ingest(source=source, document=document)
+            conversation_ingest(source=source, document=document)
         finally:
             connection.close()
 

@@ -10,8 +10,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from chats import services
 from chats.models import Conversation, InjectedArtifact, Label, Message, ToolCall
+from chats.services.feedback import feedback_submit
+from chats.services.review import conversation_set_review_status
+from chats.services.search import search_index
+from chats.services.sources import api_key_create, api_key_revoke
 from tests.factories import (
     last_assistant,
     make_chatgpt_branches,
@@ -30,7 +33,7 @@ def reader(api_client: APIClient, reviewer: Any) -> APIClient:
 
 
 def token_client(user: Any) -> APIClient:
-    _, raw = services.api_key_create(user=user, name="test")
+    _, raw = api_key_create(user=user, name="test")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
     return client
@@ -79,8 +82,8 @@ def test_staff_reads_with_a_session(source: Any, api_client: APIClient, admin_us
 
 
 def test_a_revoked_token_is_refused(source: Any, reviewer: Any) -> None:
-    key, raw = services.api_key_create(user=reviewer)
-    services.api_key_revoke(key=key)
+    key, raw = api_key_create(user=reviewer)
+    api_key_revoke(key=key)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
 
@@ -121,8 +124,8 @@ def test_the_shared_filters_apply(source: Any, other_source: Any, reader: APICli
     plain = make_conversation(source, with_tools=False, model="small", user_id="u-1", start_time="2024-03-01T10:00:00Z")
     tools = make_conversation(source, model="qwen3.5-flash", start_time="2024-05-01T10:00:00Z")
     record = make_record_qa(other_source)
-    services.feedback_submit(author=reviewer, conversation=tools, score=-1, labels=[Label.objects.get(name="helpful")])
-    services.conversation_set_review_status(actor=reviewer, conversation=plain, status="reviewed")
+    feedback_submit(author=reviewer, conversation=tools, score=-1, labels=[Label.objects.get(name="helpful")])
+    conversation_set_review_status(actor=reviewer, conversation=plain, status="reviewed")
     artifact = InjectedArtifact.objects.filter(conversation=record).first()
     assert artifact is not None
 
@@ -162,7 +165,7 @@ def test_search_pages_its_matches_newest_first_however_many_match(
     # Either way the search is planned (few matches or more than the probe reads), the answer is the same.
     monkeypatch.setattr("chats.filters.SEARCH_PROBE_LIMIT", probe_limit)
     matches = [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(3)]
-    services.search_index()
+    search_index()
     # Two more the indexer has not seen yet: found by their text, on the same pages.
     matches += [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(3, 5)]
     make_conversation(source, topic="centrifuge")
@@ -235,7 +238,7 @@ def test_the_detail_has_the_active_path_with_tool_calls_and_their_results(source
     body = reader.get(f"/api/v1/conversations/{conversation.uuid}/").json()
 
     assert body["branch"] == "active"
-    path = list(Message.objects.filter(conversation=conversation).active_path())
+    path = list(Message.objects.filter(conversation=conversation, on_active_path=True).order_by("depth"))
     assert [m["key"] for m in body["messages"]] == [m.key for m in path]
     assert body["messages"][-1]["text"] == "Alternative answer 1."
     call = next(m for m in body["messages"] if m["tool_calls"])["tool_calls"][0]
@@ -260,7 +263,7 @@ def test_branch_all_lists_every_message_of_the_tree(source: Any, reader: APIClie
 def test_the_detail_has_artifacts_and_feedback(source: Any, reader: APIClient, reviewer: Any) -> None:
     conversation = make_record_qa(source)
     answer = last_assistant(conversation)
-    services.feedback_submit(author=reviewer, conversation=conversation, message=answer, score=1, comment="ok")
+    feedback_submit(author=reviewer, conversation=conversation, message=answer, score=1, comment="ok")
 
     body = reader.get(f"/api/v1/conversations/{conversation.uuid}/").json()
 
@@ -291,7 +294,7 @@ def test_detail_queries_do_not_grow_with_the_number_of_messages(
 ) -> None:
     conversation = make_conversation(source, n_messages=n_messages)
     make_labels("helpful")
-    services.feedback_submit(
+    feedback_submit(
         author=reviewer,
         conversation=conversation,
         message=last_assistant(conversation),
@@ -317,9 +320,7 @@ def test_artifacts_lists_the_conversations_an_artifact_was_injected_into(
     make_conversation(source)
     artifact = InjectedArtifact.objects.filter(conversation=conversation).first()
     assert artifact is not None
-    services.feedback_submit(
-        author=reviewer, conversation=conversation, score=-1, labels=[Label.objects.get(name="helpful")]
-    )
+    feedback_submit(author=reviewer, conversation=conversation, score=-1, labels=[Label.objects.get(name="helpful")])
 
     body = reader.get(f"/api/v1/artifacts/?artifact_id={artifact.artifact_id}").json()
 
@@ -359,7 +360,9 @@ def test_conversations_are_ordered_like_the_review_list(source: Any, reader: API
     for _ in range(3):
         make_conversation(source)
 
-    expected = [str(u) for u in Conversation.objects.newest_first().values_list("uuid", flat=True)]
+    expected = [
+        str(u) for u in Conversation.objects.order_by("-last_activity_at", "-id").values_list("uuid", flat=True)
+    ]
 
     assert uuids(reader.get("/api/v1/conversations/")) == expected
 

@@ -1,26 +1,24 @@
 """The input documents the round-trip tests run on, and the views they compare.
 
-Cases are the hand-written documents of `documents.py` plus every fixture under tests/fixtures/<format>/ that
-the parser of that format accepts (fixtures it rejects exist to test rejection, which is the parsers' business).
+Cases are the hand-written documents of `documents.py` plus every conversation in the example documents of the
+demo package (chats/demo/documents/<format>/) that the parser of that format accepts.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chats.export import CAPABILITIES, FORMATS, active_path
-from chats.ingest import iter_conversations, parse_document
+from chats.ingest import parse_document
 from chats.ingest.canonical import Conversation, Message, ParseError
+from chats.ingest.files import iter_items
+from tests.fixture_documents import valid_documents
 
 from .documents import DOCUMENTS
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def input_cases() -> list[Any]:
@@ -31,10 +29,9 @@ def input_cases() -> list[Any]:
         for name, document in documents.items()
     ]
     for format in FORMATS:
-        for path in sorted((FIXTURES / format).glob("*.json")):
-            document = json.loads(path.read_text())
+        for path in valid_documents(format):
             # A whole conversations.json holds several conversations; each is one case.
-            items = list(iter_conversations(document, format=format))
+            items = [item.document for item in iter_items(path)]
             for index, item in enumerate(items):
                 try:
                     parse_document(item, format=format)

@@ -1,8 +1,8 @@
 """Real-shaped input documents, one or two per format, written from the seeds and formats.md.
 
-The round-trip tests run on these and on every fixture under tests/fixtures/<format>/ that the parsers accept,
-so the exporters are exercised on tool calls, injections, feedback, branches and hidden messages even where the
-fixtures happen not to have them.
+The round-trip tests run on these and on the example documents of the demo package (chats/demo/documents/), so
+the exporters are exercised on tool calls, injections, feedback, branches and hidden messages even where the
+examples happen not to have them.
 """
 
 from __future__ import annotations

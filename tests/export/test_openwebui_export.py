@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 from typing import Any
 
 from chats.export import export_conversation
 from chats.ingest import parse_document
 from chats.ingest.canonical import Feedback, Message
+from tests.fixture_documents import load_fixture
 
 from .builders import branched_conversation, injection_conversation, text_message, tool_conversation
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-
 
 def load(name: str) -> Any:
-    return json.loads((FIXTURES / "openwebui" / name).read_text(encoding="utf-8"))
+    return load_fixture(f"openwebui/{name}")
 
 
 def test_every_branch_goes_into_history_with_parent_and_children_links() -> None:

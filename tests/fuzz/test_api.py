@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,14 +31,15 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from chats import services
 from chats.models import IngestionReceipt
+from chats.services.feedback import feedback_submit
+from chats.services.sources import api_key_create
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
+from tests.fixture_documents import load_fixture
 
 pytestmark = pytest.mark.django_db
 
 API = settings.get_profile("fuzz-api")
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SCHEMA_URL = "/api/v1/schema/?format=json"
 CHECKS = [
     not_a_server_error,
@@ -88,7 +88,7 @@ CASES = [
 
 # One real document per format, to send as is or with generated keys added.
 DOCUMENTS = [
-    json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    load_fixture(name)
     for name in (
         "openai/pcr_nonspecific_bands_tool_call.json",
         "chat_document/masterbrain_chat_document.json",
@@ -157,10 +157,10 @@ def seeded(source: Any, other_source: Any, reviewer: Any, other_reviewer: Any) -
     make_record_qa(source)
     make_conversation(other_source, n_messages=3)  # out of the source key's reach
     message = last_assistant(conversation)
-    own, _ = services.feedback_submit(author=reviewer, conversation=conversation, message=message, score=1)
-    others, _ = services.feedback_submit(author=other_reviewer, conversation=conversation, message=None, score=-1)
-    _, personal = services.api_key_create(user=reviewer)
-    _, source_key = services.api_key_create(source=source)
+    own, _ = feedback_submit(author=reviewer, conversation=conversation, message=message, score=1)
+    others, _ = feedback_submit(author=other_reviewer, conversation=conversation, message=None, score=-1)
+    _, personal = api_key_create(user=reviewer)
+    _, source_key = api_key_create(source=source)
     session = Client()
     session.force_login(reviewer)
     csrf = secrets.token_hex(16)  # an unmasked secret: Django accepts it as cookie and header alike

@@ -2,7 +2,7 @@
 document, and whatever parses satisfies the promises of ``chats/ingest/canonical.py``.
 
 Entry points: the seven formats' ``parse``, ``detect_format``, ``parse_document`` (detected, and with a format name
-that does not exist), ``iter_conversations``, ``apply_message_feedback`` (ChatGPT's thumbs), and ``jsonio.loads``
+that does not exist), ``apply_message_feedback`` (ChatGPT's thumbs), and ``jsonio.loads``
 (the strict decoder every document goes through first, from bytes).
 
 Documents come from three kinds of strategy: arbitrary JSON values; near-valid documents (the real-shaped fixtures
@@ -20,7 +20,6 @@ import inspect
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +38,7 @@ from chats.ingest.canonical import (
     ParseError,
     canonical_json,
 )
+from tests.fixture_documents import load_fixture, malformed_documents, valid_documents
 
 PARSERS = settings.get_profile("fuzz-parsers")
 # Each is called by exercise() or a test of its own below; the last test keeps this list complete.
@@ -52,11 +52,9 @@ FUZZED_ENTRY_POINTS = {
     "openwebui.parse",
     "detect_format",
     "parse_document",
-    "iter_conversations",
     "apply_message_feedback",
     "jsonio.loads",
 }
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 MODULES = {
     module.NAME: module
@@ -361,10 +359,6 @@ def exercise(document: Any) -> dict[str, Any]:
     unknown = _outcome(lambda: ingest.parse_document(document, format="no_such_format"), document)
     assert isinstance(unknown, ParseError) and [issue.path for issue in unknown.errors] == [""]
 
-    for format_name in (None, *FORMATS):
-        items = list(ingest.iter_conversations(document, format=format_name))
-        whole = len(items) == 1 and items[0] is document
-        assert whole or (isinstance(document, list) and all(a is b for a, b in zip(items, document, strict=True)))
     return outcomes
 
 
@@ -537,9 +531,7 @@ def mutated(draw: st.DrawFn, seeds: list[Any]) -> Any:
 
 def _seeds(format_name: str) -> list[Any]:
     seeds = []
-    for path in sorted((FIXTURES / format_name).rglob("*.json")):
-        if path.name == "message_feedback.json":
-            continue
+    for path in [*valid_documents(format_name), *malformed_documents(format_name)]:
         document = json.loads(path.read_text(encoding="utf-8"))
         if path.name == "conversations.json":  # a whole ChatGPT export: each conversation, and a list of one
             seeds.extend(document)
@@ -985,7 +977,7 @@ def test_whatever_the_decoder_accepts_parses_or_fails_with_a_parse_error(templat
 
 # --- ChatGPT's message_feedback.json --------------------------------------------------------------------------
 
-_CHATGPT_SEED = chatgpt_export.parse(json.loads((FIXTURES / "chatgpt_export/conversations.json").read_text())[0])
+_CHATGPT_SEED = chatgpt_export.parse(load_fixture("chatgpt_export/conversations.json")[0])
 
 
 @st.composite
@@ -1012,7 +1004,7 @@ def feedback_lists(draw: st.DrawFn) -> Any:
 @given(feedback=feedback_lists())
 @example(feedback=[{"conversation_id": _CHATGPT_SEED.external_id, "message_id": _CHATGPT_SEED.messages[-1].key}])
 def test_message_feedback_attaches_thumbs_to_named_messages_and_warns_about_the_rest(feedback: Any) -> None:
-    conversation = chatgpt_export.parse(json.loads((FIXTURES / "chatgpt_export/conversations.json").read_text())[0])
+    conversation = chatgpt_export.parse(load_fixture("chatgpt_export/conversations.json")[0])
 
     warnings = chatgpt_export.apply_message_feedback([conversation], feedback)
 

@@ -2,12 +2,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chats.ingest import chatgpt_export, iter_conversations, parse_document
+from chats.ingest import chatgpt_export, parse_document
 from chats.ingest.canonical import FEEDBACK_ORIGIN_CHATGPT
+from tests.fixture_documents import load_fixture
 
-from . import load_fixture
-
-# Node ids of tests/fixtures/chatgpt_export/colony_pcr_branches_and_tools.json
+# Node ids of chats/demo/documents/chatgpt_export/colony_pcr_branches_and_tools.json
 SYSTEM = "eaaf5674-dd61-5f42-998a-10829e13c472"
 USER_CONTEXT = "3a667d36-9e02-5c68-87e3-2a5190b7e0a2"
 GEL_QUESTION = "dc77fd48-d036-5341-9998-32412271de7e"
@@ -161,9 +160,7 @@ def test_system_error_content_gets_name_and_text(by_key):
 
 
 def test_model_name_falls_back_to_the_last_message_model_slug():
-    tae, autoclave = (
-        parse_document(item) for item in iter_conversations(load_fixture("chatgpt_export/conversations.json"))
-    )
+    tae, autoclave = (parse_document(item) for item in load_fixture("chatgpt_export/conversations.json"))
     assert tae.model_name == "gpt-4o-mini"
     assert tae.model is None
     assert autoclave.model_name == "gpt-4o"
@@ -227,9 +224,7 @@ def test_unknown_content_type_is_kept_as_an_unknown_part():
 
 def test_message_feedback_is_attached_to_the_matching_conversations():
     pcr = parse_document(load_fixture("chatgpt_export/colony_pcr_branches_and_tools.json"))
-    tae, autoclave = (
-        parse_document(item) for item in iter_conversations(load_fixture("chatgpt_export/conversations.json"))
-    )
+    tae, autoclave = (parse_document(item) for item in load_fixture("chatgpt_export/conversations.json"))
     feedback = load_fixture("chatgpt_export/message_feedback.json")
 
     warnings = chatgpt_export.apply_message_feedback([pcr, tae, autoclave], feedback)

@@ -1,16 +1,11 @@
 import pytest
 
-from chats.ingest import detect_format, iter_conversations, parse_document
+from chats.ingest import detect_format, parse_document
 from chats.ingest.canonical import FORMATS, ParseError
+from tests.fixture_documents import fixture_name, load_fixture, valid_documents
 
-from . import FIXTURES, load_fixture
-
-NOT_CONVERSATIONS = {"chatgpt_export/message_feedback.json", "chatgpt_export/conversations.json"}
-VALID_FIXTURES = sorted(
-    str(path.relative_to(FIXTURES))
-    for path in FIXTURES.glob("*/*.json")
-    if str(path.relative_to(FIXTURES)) not in NOT_CONVERSATIONS
-)
+NOT_ONE_CONVERSATION = {"chatgpt_export/conversations.json"}  # a whole export: several conversations
+VALID_FIXTURES = [name for path in valid_documents() if (name := fixture_name(path)) not in NOT_ONE_CONVERSATION]
 
 
 def test_there_is_a_fixture_directory_with_valid_documents_for_every_format():
@@ -102,24 +97,6 @@ def test_an_unknown_format_name_is_an_error_listing_the_formats():
     message = caught.value.errors[0].message
     assert message.startswith("unknown format 'sharegpt'")
     assert ", ".join(FORMATS) in message
-
-
-def test_iter_conversations_splits_a_whole_conversations_json():
-    document = load_fixture("chatgpt_export/conversations.json")
-    items = list(iter_conversations(document))
-    assert [item["id"] for item in items] == [conversation["id"] for conversation in document]
-
-
-def test_iter_conversations_yields_any_other_document_itself():
-    messages = load_fixture("openai/legacy_function_call.json")
-    assert list(iter_conversations(messages)) == [messages]
-    graph = load_fixture("chat_graph/seed_linear.json")
-    assert list(iter_conversations(graph)) == [graph]
-
-
-def test_iter_conversations_keeps_an_array_whole_when_another_format_is_named():
-    document = load_fixture("chatgpt_export/conversations.json")
-    assert list(iter_conversations(document, format="openai")) == [document]
 
 
 def test_a_conversations_json_of_several_conversations_cannot_be_parsed_as_one():

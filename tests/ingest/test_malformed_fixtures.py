@@ -2,8 +2,7 @@ import pytest
 
 from chats.ingest import parse_document
 from chats.ingest.canonical import ParseError
-
-from . import FIXTURES, load_fixture
+from tests.fixture_documents import fixture_name, load_fixture, malformed_documents
 
 CONVERSATION = "/mapping/dbe66777-7978-5696-bde3-e1d2af6965a4"
 CYCLE_NODES = [
@@ -60,7 +59,7 @@ EXPECTED_ERRORS = {
 
 
 def test_every_malformed_fixture_has_its_expected_errors_listed():
-    on_disk = {str(path.relative_to(FIXTURES)) for path in FIXTURES.glob("*/malformed/*.json")}
+    on_disk = {fixture_name(path) for path in malformed_documents()}
     assert on_disk == set(EXPECTED_ERRORS)
 
 

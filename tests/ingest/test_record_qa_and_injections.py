@@ -5,8 +5,7 @@ import pytest
 from chats.ingest import parse_document, record_qa
 from chats.ingest.injections import extract_artifacts, id_well_formed, injection_kind
 from chats.ingest.openai import parse_messages
-
-from . import load_fixture
+from tests.fixture_documents import load_fixture
 
 P_LAB = "airalogy.id.lab.molecular_biology.project.qpcr_validation.protocol.sybr_green_qpcr.v.1.2.0"
 R1 = "airalogy.id.record.3f9c2a1e-7b4d-4c8a-9e2f-6a1b5c7d8e90.v.2"

@@ -5,7 +5,7 @@ bulk request is sent, and the worker serving it is killed with SIGKILL while it 
 worker, and the same request is sent again. Meanwhile a separate connection reads every conversation's messages
 again and again.
 
-A bulk request writes in two phases (chats.bulk_ingest), and each gets its kill:
+A bulk request writes in two phases (chats.services.bulk_writer), and each gets its kill:
 
 - the set-based batch, one transaction for every document it takes: killed with the transaction open, nothing of
   it is visible, before or after; the replay creates every conversation;

@@ -298,6 +298,8 @@ def nested_text(depth: int) -> str:
 
 
 DEEP_PLACES = ("metadata", "scenario", "part", "result", "arguments", "record")
+# As deep as Python's recursion limit goes, far within the decoder's (100,000): code that recurses would fail on it.
+DEEP = 1000
 
 
 def deep_document(depth: int, where: str, *, conversation_id: str) -> str:

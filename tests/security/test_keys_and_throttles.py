@@ -13,8 +13,8 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from chats import services
 from chats.models import ApiKey, Conversation, Source
+from chats.services.sources import api_key_create, api_key_revoke
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,7 @@ def ingest(raw_key: str, external_id: str = "k-1") -> int:
 
 
 def test_a_key_is_stored_only_as_its_hash_with_a_prefix_to_find_it(source: Source):
-    key, raw = services.api_key_create(source=source, name="lab host")
+    key, raw = api_key_create(source=source, name="lab host")
 
     stored = ApiKey.objects.values().get(pk=key.pk)
     assert raw not in json.dumps(stored, default=str)
@@ -41,7 +41,7 @@ def test_a_key_is_stored_only_as_its_hash_with_a_prefix_to_find_it(source: Sourc
 
 
 def test_a_key_works_until_it_expires(source: Source):
-    key, raw = services.api_key_create(source=source, expires_at=timezone.now() + timedelta(hours=1))
+    key, raw = api_key_create(source=source, expires_at=timezone.now() + timedelta(hours=1))
     assert ingest(raw) == 201
 
     ApiKey.objects.filter(pk=key.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
@@ -56,17 +56,17 @@ def test_a_key_works_until_it_expires(source: Source):
 
 
 def test_a_revoked_key_stops_at_once_and_the_source_keeps_its_other_keys(source: Source):
-    first, first_raw = services.api_key_create(source=source)
-    _, second_raw = services.api_key_create(source=source)
+    first, first_raw = api_key_create(source=source)
+    _, second_raw = api_key_create(source=source)
 
-    services.api_key_revoke(key=first)
+    api_key_revoke(key=first)
 
     assert ingest(first_raw) == 401
     assert ingest(second_raw) == 201
 
 
 def test_using_a_key_records_when_it_was_last_used(source: Source):
-    key, raw = services.api_key_create(source=source)
+    key, raw = api_key_create(source=source)
     assert key.last_used_at is None
 
     ingest(raw)
@@ -103,8 +103,8 @@ def test_a_source_key_with_an_expiry_is_made_from_the_admin(admin_user: User, so
 
 def test_ingest_is_throttled_per_key_with_retry_after(source: Source, other_source: Source, settings):
     settings.MASTERBRAIN_THROTTLE_INGEST = "3/min"
-    _, raw = services.api_key_create(source=source)
-    _, other_raw = services.api_key_create(source=other_source)
+    _, raw = api_key_create(source=source)
+    _, other_raw = api_key_create(source=other_source)
 
     statuses = [ingest(raw, f"t-{n}") for n in range(3)]
     client = APIClient()
@@ -199,7 +199,7 @@ def test_throttle_counts_live_in_redis_and_are_shared_by_every_worker(source: So
     import redis
 
     settings.MASTERBRAIN_THROTTLE_INGEST = "2/min"
-    _, raw = services.api_key_create(source=source)
+    _, raw = api_key_create(source=source)
 
     assert [ingest(raw, "r-1"), ingest(raw, "r-2")] == [201, 201]
     # Another process (a second worker) sees the same count: it is in Redis, not in this process's memory.

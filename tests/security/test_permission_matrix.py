@@ -37,7 +37,6 @@ from django.middleware.csrf import get_token
 from django.test import Client, RequestFactory
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
-from chats import services
 from chats.models import (
     ApiKey,
     AuditEvent,
@@ -51,6 +50,8 @@ from chats.models import (
     Source,
     ToolCall,
 )
+from chats.services.feedback import feedback_submit
+from chats.services.sources import api_key_create
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
 
 pytestmark = pytest.mark.django_db
@@ -675,15 +676,15 @@ def _user(username: str, *, group: str | None = None, **flags: Any) -> User:
 def build_world() -> World:
     source_a = Source.objects.create(name="source-a")
     source_b = Source.objects.create(name="source-b")
-    key_a, raw_key_a = services.api_key_create(source=source_a, name="a")
-    _, raw_key_b = services.api_key_create(source=source_b, name="b")
+    key_a, raw_key_a = api_key_create(source=source_a, name="a")
+    _, raw_key_b = api_key_create(source=source_b, name="b")
     (label,) = make_labels("helpful")
     conversation = make_record_qa(source_a)
     conversation_b = make_conversation(source_b, n_messages=4)
     reviewer = _user("rita", group="Reviewers")
     other_reviewer = _user("oscar", group="Reviewers")
     message = last_assistant(conversation)
-    feedback, _ = services.feedback_submit(
+    feedback, _ = feedback_submit(
         author=reviewer, conversation=conversation, message=message, score=1, labels=[label], comment="Clear."
     )
     users = {
@@ -1093,8 +1094,7 @@ def test_ingest_answers_a_bad_document_with_400_to_a_source_and_403_to_a_person_
     world: World, path: str
 ) -> None:
     tokens = [
-        services.api_key_create(user=User.objects.get(username=username), name="personal")[1]
-        for username in ("rita", "root")
+        api_key_create(user=User.objects.get(username=username), name="personal")[1] for username in ("rita", "root")
     ]
     bad = json.dumps({"chat_history": []} if path.endswith("ingest/") else "not an array")
 

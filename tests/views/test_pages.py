@@ -141,12 +141,12 @@ def test_searching_message_text(client: Client, reviewer: User, source: Source) 
 
 
 def test_filtering_by_score_and_label(client: Client, reviewer: User, source: Source) -> None:
-    from chats import services
+    from chats.services.feedback import feedback_submit
 
     liked = factories.make_conversation(source, title="liked")
     factories.make_conversation(source, title="untouched")
     (helpful,) = factories.make_labels("helpful")
-    services.feedback_submit(
+    feedback_submit(
         author=reviewer, conversation=liked, message=factories.last_assistant(liked), score=1, labels=[helpful]
     )
     signed_in(client, reviewer)
@@ -165,9 +165,9 @@ def test_an_invalid_filter_value_is_reported_not_crashing(client: Client, review
 
 
 def test_keyset_pages_go_forward_and_back_keeping_filters(client: Client, reviewer: User, source: Source) -> None:
-    from chats import selectors
+    from chats.selectors.conversations import PAGE_SIZE
 
-    for number in range(selectors.PAGE_SIZE + 5):
+    for number in range(PAGE_SIZE + 5):
         factories.make_conversation(
             source,
             title=f"conv {number:03d}",
@@ -178,7 +178,7 @@ def test_keyset_pages_go_forward_and_back_keeping_filters(client: Client, review
     signed_in(client, reviewer)
     first = client.get("/conversations/?has_tool_calls=false")
     assert first.context["page"].previous_cursor is None
-    assert len(first.context["page"].conversations) == selectors.PAGE_SIZE
+    assert len(first.context["page"].conversations) == PAGE_SIZE
     next_cursor = first.context["page"].next_cursor
     body = first.content.decode()
     assert f"?has_tool_calls=false&amp;after={next_cursor}" in body
@@ -343,7 +343,7 @@ def _thread_queries(client: Client, conversation: Conversation, django_assert_nu
 def test_the_thread_takes_the_same_queries_for_5_and_500_messages(
     client: Client, reviewer: User, source: Source, django_assert_num_queries
 ) -> None:
-    from chats import services
+    from chats.services.feedback import feedback_submit
 
     signed_in(client, reviewer)
     factories.make_labels()
@@ -351,7 +351,7 @@ def test_the_thread_takes_the_same_queries_for_5_and_500_messages(
     big = factories.make_conversation(source, n_messages=500, branches=2)
     assert big.message_count == 502
     for conversation in (small, big):
-        services.feedback_submit(
+        feedback_submit(
             author=reviewer,
             conversation=conversation,
             message=factories.last_assistant(conversation),
@@ -359,7 +359,7 @@ def test_the_thread_takes_the_same_queries_for_5_and_500_messages(
             comment="fine",
         )
         # Feedback on the whole conversation shows on every branch: the labels query runs on each path.
-        services.feedback_submit(author=reviewer, conversation=conversation, score=0, comment="ok")
+        feedback_submit(author=reviewer, conversation=conversation, score=0, comment="ok")
     _thread_queries(client, small, django_assert_num_queries)
     body = _thread_queries(client, big, django_assert_num_queries)
     assert body.count('data-nav-item aria-labelledby="m-') == 500
@@ -391,12 +391,12 @@ def test_auditors_see_no_feedback_forms(client: Client, auditor: User, source: S
 def test_next_unreviewed_follows_the_filters_and_the_current_conversation(
     client: Client, reviewer: User, source: Source
 ) -> None:
-    from chats import services
+    from chats.services.review import conversation_set_review_status
 
     newest = factories.make_conversation(source, title="newest", start_time="2026-03-03T00:00:00Z")
     middle = factories.make_conversation(source, title="middle", start_time="2026-03-02T00:00:00Z", with_tools=False)
     oldest = factories.make_conversation(source, title="oldest", start_time="2026-03-01T00:00:00Z")
-    services.conversation_set_review_status(actor=reviewer, conversation=newest, status="reviewed")
+    conversation_set_review_status(actor=reviewer, conversation=newest, status="reviewed")
     signed_in(client, reviewer)
     response = client.get("/conversations/next/")
     assert response["Location"] == middle.get_absolute_url()
@@ -430,11 +430,11 @@ def test_next_unreviewed_queries(client: Client, reviewer: User, source: Source,
 def test_the_dashboard_shows_counts_charts_and_recent_activity(
     client: Client, reviewer: User, source: Source, django_assert_num_queries
 ) -> None:
-    from chats import services
+    from chats.services.review import conversation_set_review_status
 
     conversation = factories.make_record_qa(source)
     factories.make_conversation(source, n_messages=8)
-    services.conversation_set_review_status(actor=reviewer, conversation=conversation, status="in_review")
+    conversation_set_review_status(actor=reviewer, conversation=conversation, status="in_review")
     signed_in(client, reviewer)
     # session, user, groups, by source, by model, by status, by score, by label, tools, artifacts, events
     with django_assert_num_queries(11):
