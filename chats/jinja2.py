@@ -168,8 +168,9 @@ def artifact_markdown(artifact: InjectedArtifact) -> str:
         return payload
     if isinstance(payload, dict):
         for key in PROTOCOL_TEXT_KEYS:
-            if isinstance(payload.get(key), str):
-                return payload[key]
+            text = payload.get(key)
+            if isinstance(text, str):
+                return text
     return ""
 
 

@@ -54,8 +54,8 @@ def _keys(username: str, address: str) -> tuple[str, str]:
 def sign_in_blocked(username: str, address: str) -> bool:
     """True when this user name or this address has used up its failed attempts in the current window."""
     user_key, address_key = _keys(username, address)
-    counts = cache.get_many([user_key, address_key])
-    return (
+    counts: dict[str, int] = cache.get_many([user_key, address_key])
+    return bool(
         counts.get(user_key, 0) >= settings.MASTERBRAIN_LOGIN_FAILURES_PER_USER
         or counts.get(address_key, 0) >= settings.MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS
     )

@@ -45,7 +45,7 @@ LIST_EXTRA_KEYS = ("sort",)
 def roles_of(request: HttpRequest) -> Roles:
     """What the signed-in user may do here: one query for their groups, once per request."""
     cached = getattr(request, "_chats_roles", None)
-    if cached is not None:
+    if isinstance(cached, Roles):
         return cached
     roles = person_roles(request.user)
     request._chats_roles = roles  # type: ignore[attr-defined]

@@ -6,10 +6,14 @@ import os
 import secrets
 from pathlib import Path
 
+import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 from masterbrain_site.env import env_bool, env_int, env_list, env_rate, env_str, parse_database_url
+
+# Django's generic classes (ModelAdmin[Model], ModelForm[Model]) subscriptable at run time, as their type hints are.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("MASTERBRAIN_VAR_DIR") or BASE_DIR / "var")

@@ -17,7 +17,7 @@ from chats.services.audit import audit_snapshot, audited, audited_delete
 BIG_TABLE_PAGE_SIZE = 50
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(admin.ModelAdmin[Any]):
     """View only, for everyone (superusers included): the rows are written by ingestion or the services."""
 
     show_full_result_count = False
@@ -40,7 +40,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return [*stored, *(name for name in self.readonly_fields if name not in stored)]
 
 
-class AuditedModelAdmin(admin.ModelAdmin):
+class AuditedModelAdmin(admin.ModelAdmin[Any]):
     """Every add, change and delete made here writes an audit event: the whole row when it is added or deleted
     (with the rows the deletion takes along), and the fields that changed, before and after, when it is changed,
     many-to-many sets included (a user's groups, a group's permissions); a password only as changed.

@@ -44,7 +44,7 @@ class LabelAdmin(AuditedModelAdmin):
                 self.delete_model(request, label)
 
 
-class FeedbackChangeForm(forms.ModelForm):
+class FeedbackChangeForm(forms.ModelForm[Feedback]):
     class Meta:
         model = Feedback
         fields = ["score", "comment", "correction"]

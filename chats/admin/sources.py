@@ -111,7 +111,7 @@ class RevokedFilter(YesNoFilter):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
     """Keys are made by the service (from a source's page) and revoked, never edited or deleted; no hash shown."""
 
     list_display = ["prefix", "owner", "name", "created_at", "last_used_at", "expires_at", "revoked"]

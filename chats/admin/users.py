@@ -20,7 +20,7 @@ admin.site.unregister(Group)
 
 
 @admin.register(User)
-class AuditedUserAdmin(AuditedModelAdmin, UserAdmin):
+class AuditedUserAdmin(AuditedModelAdmin, UserAdmin[User]):
     """Users as Django manages them; adding, changing (flags, groups, permissions), deleting a user and setting
     their password are each audited (a password only as changed, never its hash)."""
 

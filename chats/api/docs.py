@@ -19,8 +19,8 @@ from rest_framework.request import Request
 class SwaggerDocsView(SpectacularSwaggerSplitView):
     @extend_schema(exclude=True)
     def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        response = super().get(request, *args, **kwargs)
+        response: HttpResponseBase = super().get(request, *args, **kwargs)  # type: ignore[no-untyped-call]
         policy: dict[str, Any] = dict(settings.SECURE_CSP)
         policy["style-src"] = [*list(policy.get("style-src") or [CSP.SELF]), CSP.UNSAFE_INLINE]
-        response._csp_config = policy  # type: ignore[attr-defined]
+        response._csp_config = policy  # type: ignore[attr-defined]  # read by the CSP middleware, not declared
         return response

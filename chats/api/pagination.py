@@ -19,7 +19,7 @@ MAX_PAGE_SIZE = 200
 NOT_A_CURSOR = "not a cursor this API gave out"
 
 
-class PageQuery(serializers.Serializer):
+class PageQuery(serializers.Serializer[Any]):
     """`cursor`: `n.<token>` (the page after a row) or `p.<token>` (the page before one), as the links give it."""
 
     cursor = serializers.CharField(required=False)

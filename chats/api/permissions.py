@@ -20,7 +20,7 @@ from chats.roles import Roles, person_roles
 def api_roles(request: Request) -> Roles:
     """The caller's roles, once per request: a source's key reads its own source; a person as their groups say."""
     cached = getattr(request, "_api_roles", None)
-    if cached is not None:
+    if isinstance(cached, Roles):
         return cached
     user = request.user
     roles = Roles(can_read=True, can_write=False) if isinstance(user, SourcePrincipal) else person_roles(user)

@@ -18,7 +18,7 @@ NDJSON = "application/x-ndjson"
 OMITTED_HEADER = "X-Export-Omitted"
 
 
-class ApiKeyScheme(OpenApiAuthenticationExtension):
+class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]  # its __init_subclass__ is untyped
     target_class = "chats.api.authentication.ApiKeyAuthentication"
     name = "apiKeyAuth"
 

@@ -3,7 +3,7 @@ the feedback writes, and the query parameters of the read endpoints."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -13,7 +13,7 @@ from chats.models import Conversation, Feedback, FeedbackOrigin, IngestionReceip
 from chats.selectors.exports import TRAINING
 
 
-class WrapperSerializer(serializers.Serializer):
+class WrapperSerializer(serializers.Serializer[Any]):
     # Serializes a selector's dataclass that wraps a model instance (the attribute `wraps` names): every field but
     # `own_fields` is read from that instance, so a model's fields are declared once, for both shapes. A comment,
     # not a docstring: the schema would describe every subclass with it.
@@ -21,7 +21,7 @@ class WrapperSerializer(serializers.Serializer):
     wraps: ClassVar[str] = ""
     own_fields: ClassVar[frozenset[str]] = frozenset()
 
-    def get_fields(self) -> dict[str, serializers.Field]:
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         fields = super().get_fields()
         for name, field in fields.items():
             if name not in self.own_fields:
@@ -29,16 +29,16 @@ class WrapperSerializer(serializers.Serializer):
         return fields
 
 
-class IssueSerializer(serializers.Serializer):
+class IssueSerializer(serializers.Serializer[Any]):
     path = serializers.CharField(help_text="A JSON pointer into the document ('' for the whole document).")
     message = serializers.CharField()
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[Any]):
     errors = IssueSerializer(many=True)  # type: ignore[assignment]  # a field named like Serializer.errors
 
 
-class IngestResultSerializer(serializers.Serializer):
+class IngestResultSerializer(serializers.Serializer[Any]):
     conversation = serializers.UUIDField(allow_null=True)
     external_id = serializers.CharField()
     outcome = serializers.ChoiceField(choices=Outcome.choices)
@@ -56,13 +56,13 @@ class BulkItemSerializer(IngestResultSerializer):
     format = serializers.CharField(required=False)
 
 
-class BulkResultSerializer(serializers.Serializer):
+class BulkResultSerializer(serializers.Serializer[Any]):
     results = BulkItemSerializer(many=True)
     summary = serializers.DictField(child=serializers.IntegerField())
 
 
-class ReceiptSerializer(serializers.ModelSerializer):
-    conversation: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
+class ReceiptSerializer(serializers.ModelSerializer[Any]):
+    conversation: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
     format = serializers.CharField(source="input_format")
 
     class Meta:
@@ -87,13 +87,13 @@ class ReceiptSerializer(serializers.ModelSerializer):
 # Reading conversations
 
 
-class FeedbackSummarySerializer(serializers.Serializer):
+class FeedbackSummarySerializer(serializers.Serializer[Any]):
     count = serializers.IntegerField(source="feedback_count", help_text="Feedback entries of every origin.")
     score_up = serializers.IntegerField(help_text="Entries scoring +1.")
     score_down = serializers.IntegerField(help_text="Entries scoring -1.")
 
 
-class ConversationListSerializer(serializers.ModelSerializer):
+class ConversationListSerializer(serializers.ModelSerializer[Any]):
     source = serializers.CharField(source="source.name", help_text="The source's name.")  # type: ignore[assignment]
     format = serializers.CharField(source="input_format", help_text="The format the conversation arrived in.")
     user = serializers.CharField(source="user_external_id", help_text="The external user id.")
@@ -126,12 +126,6 @@ class ConversationListSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
-
-
-class ConversationPageSerializer(serializers.Serializer):
-    next = serializers.URLField(allow_null=True, help_text="The next (older) page, or null at the end.")
-    previous = serializers.URLField(allow_null=True, help_text="The previous (newer) page, or null.")
-    results = ConversationListSerializer(many=True)
 
 
 class ToolCallSerializer(WrapperSerializer):
@@ -176,7 +170,7 @@ class MessageSerializer(WrapperSerializer):
     tool_calls = ToolCallSerializer(many=True)
 
 
-class ArtifactSerializer(serializers.Serializer):
+class ArtifactSerializer(serializers.Serializer[Any]):
     kind = serializers.CharField()
     artifact_id = serializers.CharField()
     id_well_formed = serializers.BooleanField()
@@ -188,7 +182,7 @@ class ArtifactSerializer(serializers.Serializer):
     payload = serializers.JSONField(allow_null=True, help_text="The resolved item, verbatim.")
 
 
-class FeedbackSerializer(serializers.Serializer):
+class FeedbackSerializer(serializers.Serializer[Any]):
     uuid = serializers.UUIDField()
     conversation = serializers.UUIDField(source="conversation.uuid")
     message = serializers.CharField(
@@ -234,14 +228,14 @@ class ConversationDetailSerializer(WrapperSerializer, ConversationListSerializer
         read_only_fields = fields
 
 
-class LabelSerializer(serializers.ModelSerializer):
+class LabelSerializer(serializers.ModelSerializer[Any]):
     class Meta:
         model = Label
         fields = ["name", "description"]
         read_only_fields = fields
 
 
-class InjectionSerializer(serializers.Serializer):
+class InjectionSerializer(serializers.Serializer[Any]):
     kind = serializers.CharField()
     tool_name = serializers.CharField()
     tool_call_id = serializers.CharField()
@@ -263,17 +257,11 @@ class ArtifactUseSerializer(WrapperSerializer, ConversationListSerializer):
         read_only_fields = fields
 
 
-class ArtifactUsePageSerializer(serializers.Serializer):
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = ArtifactUseSerializer(many=True)
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Writing feedback (input serializers: they check types; the service checks the rules)
 
 
-class FeedbackCreateSerializer(serializers.Serializer):
+class FeedbackCreateSerializer(serializers.Serializer[Any]):
     conversation = serializers.UUIDField(help_text="The conversation's uuid.")
     message = serializers.CharField(
         required=False, allow_null=True, default=None, help_text="A message key; omit or null for the conversation."
@@ -288,7 +276,7 @@ class FeedbackCreateSerializer(serializers.Serializer):
     )
 
 
-class FeedbackUpdateSerializer(serializers.Serializer):
+class FeedbackUpdateSerializer(serializers.Serializer[Any]):
     score = serializers.ChoiceField(choices=[-1, 0, 1], required=False, allow_null=True)
     labels = serializers.ListField(child=serializers.CharField(), required=False)
     comment = serializers.CharField(required=False, allow_blank=True)
@@ -299,21 +287,21 @@ class FeedbackUpdateSerializer(serializers.Serializer):
 # Query parameters (each error names its parameter: /name). The schema documents them from these serializers.
 
 
-class BranchQuery(serializers.Serializer):
+class BranchQuery(serializers.Serializer[Any]):
     branch = serializers.ChoiceField(
         choices=["active", "all"], default="active", help_text="active (default): the active path; all: the tree."
     )
 
 
-class ConversationExportQuery(serializers.Serializer):
+class ConversationExportQuery(serializers.Serializer[Any]):
     format = serializers.ChoiceField(choices=sorted(FORMATS), help_text="The format to export in (see formats.md).")
 
 
-class ArtifactQuery(serializers.Serializer):
+class ArtifactQuery(serializers.Serializer[Any]):
     artifact_id = serializers.CharField(help_text="The artifact id exactly as injected.")
 
 
-class BulkExportQuery(serializers.Serializer):
+class BulkExportQuery(serializers.Serializer[Any]):
     format = serializers.ChoiceField(
         choices=sorted([*FORMATS, TRAINING]), help_text="A conversation format, or training."
     )

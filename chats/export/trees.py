@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from chats.ingest.canonical import Conversation, Message
+from chats.ingest.chat_graph import WRAPPER_KEY as GRAPH_WRAPPER_KEY
 
 from .capabilities import omitted_notes
 from .common import (
-    GRAPH_WRAPPER_KEY,
     RECIPIENT_CALL_TYPE,
     ExportResult,
     active_path,

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, openwebui, record_qa
-from chats.ingest.canonical import FORMATS, Conversation, Issue, ParseError
+from chats.ingest.canonical import FORMATS as FORMATS
+from chats.ingest.canonical import Conversation, Issue, ParseError
 
 
 @dataclass(frozen=True, slots=True)

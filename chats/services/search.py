@@ -29,4 +29,5 @@ def search_index(*, limit: int = 500) -> int:
             """,
             [limit, SEARCH_TEXT_LIMIT],
         )
-        return cursor.rowcount
+        built: int = cursor.rowcount
+        return built
