@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench.server import DEFAULT_BASE_URL, Database, Server  # noqa: E402
 from chats import ingest  # noqa: E402
 from chats.demo.generator import generate  # noqa: E402
-from chats.ingest import planner  # noqa: E402
+from chats.ingest import identity  # noqa: E402
 
 SHARED_CONVERSATIONS = 48
 # Lighter than the benchmark's documents: the clients share the machine's cores with the server.
@@ -84,8 +84,8 @@ def external_id(document: Any) -> str:
     if parsed.external_id:
         return str(parsed.external_id)
     # A chat of its own (no stored id-less chat is a prefix of it): named by its last message's content key.
-    planner.assign_content_keys(parsed)
-    return planner.generated_external_id(parsed)
+    identity.assign_content_keys(parsed)
+    return identity.generated_external_id(parsed)
 
 
 def expected(document: Any) -> tuple[int, str, bool]:
@@ -116,7 +116,7 @@ def shared_conversations(seed: int) -> list[Shared]:
     out = []
     for _, document in generate(SHARED_CONVERSATIONS, seed=seed, **DOCUMENT_SHAPE):
         documents = [d for fraction in (1 / 3, 2 / 3) if (d := prefix(document, fraction)) is not None]
-        versions = []
+        versions: list[Version] = []
         for d in [*documents, document]:
             messages, leaf, names_leaf = expected(d)
             if not versions or messages > versions[-1].messages:

@@ -6,20 +6,31 @@ change, the conversation's new summary, the warnings and the outcome. Column lim
 writers (``chats.services.plan_writer`` row by row through the ORM, ``chats.services.bulk_writer`` by COPY for a batch) only carry
 plans out, so a document means the same thing however it arrives.
 
-``conversation_target`` decides, just as purely, which conversation a document belongs to (design notes §3): an
-explicit id, else the content of its messages (``content_key``).
-
-Messages are referred to by *refs*: a stored message by its primary key (>= 0), a message of the plan by
-``new_ref(index)`` (< 0). Tool calls likewise (stored primary key, or ``new_ref`` of the plan's call index).
+Its inputs and outputs are plain data (``chats.ingest.plans``); which conversation a document belongs to is decided
+just as purely by ``chats.ingest.identity``.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 from chats.ingest import canonical as c
+from chats.ingest.plans import (
+    CREATED,
+    SUMMARY_FIELDS,
+    UNCHANGED,
+    UPDATED,
+    ArtifactRow,
+    CallRow,
+    FeedbackRow,
+    MessageRow,
+    Plan,
+    Stored,
+    StoredFeedback,
+    new_index,
+    new_ref,
+)
 
 # Formats whose messages form one chain with no ids of their own (design notes §3, rule 4).
 LINEAR_FORMATS = frozenset({"openai", "chat_document", "record_qa", "chat_history"})
@@ -33,239 +44,6 @@ ROLE_LIMIT = 64
 NAME_LIMIT = 255
 CALL_TYPE_LIMIT = 32
 FIRST_USER_TEXT_LIMIT = 300
-
-# Conversation fields a later document may change (input_format stays: exports in it give the original back).
-COMPARED_FIELDS = (
-    "title",
-    "user_external_id",
-    "model_name",
-    "model_config",
-    "started_at",
-    "ended_at",
-    "scenario",
-    "injection_context",
-    "context_pairs",
-    "metadata",
-    "original_times",
-)
-# The summary columns a plan sets.
-SUMMARY_FIELDS = (
-    "message_count",
-    "tool_call_count",
-    "artifact_count",
-    "branch_count",
-    "feedback_count",
-    "score_up",
-    "score_down",
-    "first_user_text",
-)
-
-CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
-
-
-def new_ref(index: int) -> int:
-    """The ref of the plan's message (or call) number `index`."""
-    return -1 - index
-
-
-def new_index(ref: int) -> int:
-    return -1 - ref
-
-
-# --------------------------------------------------------------------------------------------------------------
-# What is stored
-
-
-@dataclass(slots=True)
-class StoredMessage:
-    pk: int
-    key: str
-    parent: int | None
-    depth: int
-    position: int
-    role: str
-    content_key: uuid.UUID | None
-    aliases: list[str]
-    on_active_path: bool
-
-
-@dataclass(slots=True)
-class StoredCall:
-    pk: int
-    call_id: str
-    message: int
-    result: int | None
-
-
-@dataclass(slots=True)
-class StoredArtifact:
-    pk: int
-    call_id: str
-    artifact_id: str
-    resolved: bool
-
-
-@dataclass(slots=True)
-class StoredFeedback:
-    pk: int
-    message: int | None
-    origin: str
-    score: int | None
-    comment: str
-    raw: Any
-
-
-@dataclass
-class Stored:
-    """A stored conversation, as much of it as the planner needs."""
-
-    pk: int
-    external_id: str
-    input_format: str
-    active_leaf_key: str
-    fields: dict[str, Any]  # COMPARED_FIELDS
-    summary: dict[str, Any]  # SUMMARY_FIELDS
-    messages: list[StoredMessage] = field(default_factory=list)
-    calls: list[StoredCall] = field(default_factory=list)
-    artifacts: list[StoredArtifact] = field(default_factory=list)
-    feedback: list[StoredFeedback] = field(default_factory=list)  # imported feedback only
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The plan
-
-
-@dataclass(slots=True)
-class MessageRow:
-    message: c.Message
-    key: str
-    parent: int | None  # ref
-    position: int
-    depth: int
-    sibling_index: int
-    content_key: uuid.UUID
-    aliases: list[str]
-    on_active_path: bool = False
-    is_orphan_result: bool = False
-    role: str = ""
-    name: str = ""
-    recipient: str = ""
-
-
-@dataclass(slots=True)
-class CallRow:
-    message: int  # ref
-    call_id: str  # as stored: a repeated id gets the message's key appended
-    call: c.ToolCall
-    result: int | None  # ref of the message that answers it
-    type: str = ""
-    name: str = ""
-
-
-@dataclass(slots=True)
-class ArtifactRow:
-    message: int  # ref
-    call: int  # call ref
-    artifact: c.Artifact
-    tool_name: str = ""
-
-
-@dataclass(slots=True)
-class FeedbackRow:
-    message: int | None  # ref; None: the whole conversation
-    feedback: c.Feedback
-
-
-@dataclass
-class Plan:
-    outcome: str
-    external_id: str
-    external_id_generated: bool
-    fields: dict[str, Any]  # conversation columns to write: all of them when created, else the changed ones
-    before: dict[str, Any] | None  # the audited state before (None when created)
-    summary: dict[str, Any]
-    active_leaf_key: str | None  # None: unchanged
-    messages: list[MessageRow] = field(default_factory=list)
-    calls: list[CallRow] = field(default_factory=list)
-    artifacts: list[ArtifactRow] = field(default_factory=list)
-    feedback: list[FeedbackRow] = field(default_factory=list)
-    feedback_updates: list[tuple[int, c.Feedback]] = field(default_factory=list)  # (stored pk, new values)
-    feedback_withdrawn: list[StoredFeedback] = field(default_factory=list)
-    aliases: dict[int, list[str]] = field(default_factory=dict)  # stored message pk -> all its aliases now
-    call_results: dict[int, int] = field(default_factory=dict)  # stored call pk -> ref of its (late) answer
-    resolved_artifacts: dict[int, Any] = field(default_factory=dict)  # stored artifact pk -> resolved payload
-    path_on: list[int] = field(default_factory=list)  # stored messages that join the active path
-    path_off: list[int] = field(default_factory=list)  # stored messages that leave it
-    warnings: list[dict[str, str]] = field(default_factory=list)
-
-    @property
-    def created(self) -> bool:
-        return self.outcome == CREATED
-
-    @property
-    def messages_added(self) -> int:
-        return len(self.messages)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Which conversation
-
-
-def assign_content_keys(parsed: c.Conversation) -> None:
-    """Give every message its content key (the linear parsers set them already; trees get them here)."""
-    by_key: dict[str, c.Message] = {}
-    for message in parsed.messages:
-        if message.content_key is None:
-            parent = by_key.get(message.parent_key) if message.parent_key is not None else None
-            message.content_key = c.content_key(parent.content_key if parent is not None else None, message)
-        by_key[message.key] = message
-
-
-def leaf_message(parsed: c.Conversation) -> c.Message:
-    """The document's own active leaf: the message it names, else its last one."""
-    if parsed.active_leaf_key is not None:
-        for message in parsed.messages:
-            if message.key == parsed.active_leaf_key:
-                return message
-    return parsed.messages[-1]
-
-
-def generated_external_id(parsed: c.Conversation) -> str:
-    """The id the server gives a conversation whose document has none: from the content of its leaf, so that the
-    same document sent twice at once makes one conversation (the second finds the first's id taken)."""
-    key = leaf_message(parsed).content_key
-    assert key is not None, "assign_content_keys first"
-    return "gen-" + key.hex
-
-
-@dataclass(frozen=True, slots=True)
-class IdlessMatch:
-    """A stored message of an id-less conversation of the same source with one of the document's content keys."""
-
-    conversation: int
-    external_id: str
-    is_leaf: bool
-
-
-def idless_target(parsed: c.Conversation, found: dict[uuid.UUID, IdlessMatch]) -> IdlessMatch | None:
-    """The stored id-less conversation a document without an id belongs to, or None for a new one.
-
-    Its leaf already stored: that conversation (a repeat or a prefix). Else the longest path of it that ends at a
-    stored leaf: the conversation it extends. A match on an inner message only is not enough (two chats that open
-    with the same question are two chats).
-    """
-    leaf = leaf_message(parsed)
-    if leaf.content_key in found:
-        return found[leaf.content_key]
-    best: IdlessMatch | None = None
-    best_depth = -1
-    depth: dict[str, int] = {}
-    for message in parsed.messages:
-        level = depth[message.key] = depth.get(message.parent_key, -1) + 1 if message.parent_key else 0
-        match = found.get(message.content_key) if message.content_key is not None else None
-        if match is not None and match.is_leaf and level > best_depth:
-            best, best_depth = match, level
-    return best
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
 
-from chats.ingest import planner
+from chats.ingest import identity, planner, plans
 from chats.models import (
     ApiKey,
     AuditEvent,
@@ -87,7 +87,7 @@ class _Item:
     prepared: Prepared
     external_id: str = ""
     generated: bool = False
-    plan: planner.Plan | None = None
+    plan: plans.Plan | None = None
     row: Conversation | None = None  # the stored conversation, when there is one
     conversation: Conversation | None = None
 
@@ -150,7 +150,7 @@ def _split(source: Source, items: list[_Item]) -> tuple[list[_Item], list[_Item]
         if generated:
             # Another id-less document of the batch decides where this one goes when one is the other's prefix.
             keys = {message.content_key for message in item.prepared.parsed.messages}
-            leaf = planner.leaf_message(item.prepared.parsed).content_key
+            leaf = identity.leaf_message(item.prepared.parsed).content_key
         if external_id in taken_ids or leaf in taken_keys or not keys.isdisjoint(taken_leaves):
             later.append(item)
             continue
@@ -228,11 +228,11 @@ _CONVERSATION_COLUMNS = (
     "external_id_digest",
     "external_id_generated",
     "input_format",
-    *planner.COMPARED_FIELDS,
+    *plans.COMPARED_FIELDS,
     "active_leaf_key",
     "review_status",
     "search_stale",
-    *planner.SUMMARY_FIELDS,
+    *plans.SUMMARY_FIELDS,
     "created_at",
     "updated_at",
     "last_activity_at",
@@ -313,15 +313,15 @@ def _copy(
 
 def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) -> None:
     """COPY the new rows of every plan; change the rows that exist."""
-    plans = [(item, item.plan) for item in items if item.plan is not None and item.plan.outcome != Outcome.UNCHANGED]
-    message_ids = iter(_allocate(cursor, Message._meta.db_table, sum(len(plan.messages) for _, plan in plans)))
-    call_ids = iter(_allocate(cursor, ToolCall._meta.db_table, sum(len(plan.calls) for _, plan in plans)))
+    planned = [(item, item.plan) for item in items if item.plan is not None and item.plan.outcome != Outcome.UNCHANGED]
+    message_ids = iter(_allocate(cursor, Message._meta.db_table, sum(len(plan.messages) for _, plan in planned)))
+    call_ids = iter(_allocate(cursor, ToolCall._meta.db_table, sum(len(plan.calls) for _, plan in planned)))
     messages: list[tuple[Any, ...]] = []
     calls: list[tuple[Any, ...]] = []
     artifacts: list[tuple[Any, ...]] = []
     feedback: list[tuple[Any, ...]] = []
-    changes: list[tuple[planner.Plan, Conversation, Refs]] = []
-    for item, plan in plans:
+    changes: list[tuple[plans.Plan, Conversation, Refs]] = []
+    for item, plan in planned:
         assert item.conversation is not None
         refs = Refs([next(message_ids) for _ in plan.messages], [next(call_ids) for _ in plan.calls])
         rows = plan_rows(plan, item.conversation.pk, refs, now)

@@ -15,7 +15,7 @@ from django.conf import settings
 
 from chats import ingest
 from chats.ingest import canonical as c
-from chats.ingest import planner
+from chats.ingest import identity
 from chats.ingest.chatgpt_export import apply_message_feedback
 
 
@@ -78,7 +78,7 @@ def document_prepare(
     if message_feedback:
         # A ChatGPT export's message_feedback.json: thumbs on the messages it names.
         parsed.warnings.extend(apply_message_feedback([parsed], message_feedback))
-    planner.assign_content_keys(parsed)
+    identity.assign_content_keys(parsed)
     prepared.parsed, prepared.format = parsed, parsed.format
     prepared.external_id = parsed.external_id or prepared.external_id
     return prepared

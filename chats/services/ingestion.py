@@ -19,7 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from chats.ingest import canonical as c
-from chats.ingest import planner
+from chats.ingest import identity, planner, plans
 from chats.models import (
     ApiKey,
     AuditEvent,
@@ -132,7 +132,7 @@ def reject(sender: Sender, prepared: Prepared, errors: Sequence[c.Issue]) -> Ing
     )
 
 
-def _plan_and_write(source: Source, prepared: Prepared) -> tuple[planner.Plan, Conversation]:
+def _plan_and_write(source: Source, prepared: Prepared) -> tuple[plans.Plan, Conversation]:
     parsed = prepared.parsed
     assert parsed is not None
     idless_lock([prepared])
@@ -187,7 +187,7 @@ def target_external_ids(source: Source, prepared: Sequence[Prepared]) -> list[tu
     conversations (design notes §3, rule 2): one query for all the documents.
     """
     idless = [p.parsed for p in prepared if not p.external_id and p.parsed is not None]
-    found: dict[uuid_module.UUID, planner.IdlessMatch] = {}
+    found: dict[uuid_module.UUID, identity.IdlessMatch] = {}
     if idless:
         keys = {m.content_key for parsed in idless for m in parsed.messages}
         has_children = Message.objects.filter(conversation_id=OuterRef("conversation_id"), parent_id=OuterRef("pk"))
@@ -200,7 +200,7 @@ def target_external_ids(source: Source, prepared: Sequence[Prepared]) -> list[tu
             .values_list("content_key", "conversation_id", "conversation__external_id", "has_children")
         )
         for key, conversation_id, external_id, children in rows:
-            match = planner.IdlessMatch(conversation_id, external_id, not children)
+            match = identity.IdlessMatch(conversation_id, external_id, not children)
             if key is not None and (key not in found or (match.is_leaf and not found[key].is_leaf)):
                 found[key] = match
     targets = []
@@ -209,21 +209,21 @@ def target_external_ids(source: Source, prepared: Sequence[Prepared]) -> list[tu
             targets.append((p.external_id, False))
             continue
         assert p.parsed is not None
-        target = planner.idless_target(p.parsed, found)
-        targets.append((target.external_id if target else planner.generated_external_id(p.parsed), True))
+        target = identity.idless_target(p.parsed, found)
+        targets.append((target.external_id if target else identity.generated_external_id(p.parsed), True))
     return targets
 
 
-def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, planner.Stored]:
+def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, plans.Stored]:
     """What the planner needs of stored conversations, in five queries however many there are."""
     snapshots = {
-        row.pk: planner.Stored(
+        row.pk: plans.Stored(
             pk=row.pk,
             external_id=row.external_id,
             input_format=row.input_format,
             active_leaf_key=row.active_leaf_key,
-            fields={name: getattr(row, name) for name in planner.COMPARED_FIELDS},
-            summary={name: getattr(row, name) for name in planner.SUMMARY_FIELDS},
+            fields={name: getattr(row, name) for name in plans.COMPARED_FIELDS},
+            summary={name: getattr(row, name) for name in plans.SUMMARY_FIELDS},
         )
         for row in rows
     }
@@ -234,27 +234,27 @@ def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, planner.Stored]:
         "conversation_id", "id", "key", "parent_id", "depth", "position", "role", "content_key", "aliases",
         "on_active_path",
     ):  # fmt: skip
-        snapshots[row[0]].messages.append(planner.StoredMessage(*row[1:]))
+        snapshots[row[0]].messages.append(plans.StoredMessage(*row[1:]))
     calls = ToolCall.objects.filter(conversation_id__in=pks)
     for conversation_id, pk, call_id, message_id, result_id in calls.values_list(
         "conversation_id", "id", "call_id", "message_id", "result_message_id"
     ):
-        snapshots[conversation_id].calls.append(planner.StoredCall(pk, call_id, message_id, result_id))
+        snapshots[conversation_id].calls.append(plans.StoredCall(pk, call_id, message_id, result_id))
     artifacts = InjectedArtifact.objects.filter(conversation_id__in=pks)
     for conversation_id, pk, call_id, artifact_id, resolved in artifacts.values_list(
         "conversation_id", "id", "tool_call__call_id", "artifact_id", "resolved"
     ):
-        snapshots[conversation_id].artifacts.append(planner.StoredArtifact(pk, call_id, artifact_id, resolved))
+        snapshots[conversation_id].artifacts.append(plans.StoredArtifact(pk, call_id, artifact_id, resolved))
     imported = Feedback.objects.filter(conversation_id__in=pks, author__isnull=True)
     for conversation_id, pk, message_id, origin, score, comment, raw in imported.values_list(
         "conversation_id", "id", "message_id", "origin", "score", "comment", "raw"
     ):
-        snapshots[conversation_id].feedback.append(planner.StoredFeedback(pk, message_id, origin, score, comment, raw))
+        snapshots[conversation_id].feedback.append(plans.StoredFeedback(pk, message_id, origin, score, comment, raw))
     return snapshots
 
 
 def ingest_event(
-    *, plan: planner.Plan, sender: Sender, conversation: Conversation, receipt: IngestionReceipt
+    *, plan: plans.Plan, sender: Sender, conversation: Conversation, receipt: IngestionReceipt
 ) -> AuditEvent:
     """The one audit event of a document that created or changed a conversation (unsaved: the bulk path inserts
     many at once): its state and the fields the document changed, before and after."""

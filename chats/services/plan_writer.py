@@ -17,7 +17,7 @@ from typing import Any
 from django.db import connection
 
 from chats.ingest import canonical as c
-from chats.ingest import planner
+from chats.ingest import plans
 from chats.models import ContentForm, Conversation, Feedback, InjectedArtifact, Message, Outcome, Source, ToolCall
 
 MESSAGE_COLUMNS = (
@@ -50,10 +50,10 @@ class Refs:
     def message(self, ref: int | None) -> int | None:
         if ref is None:
             return None
-        return self.message_ids[planner.new_index(ref)] if ref < 0 else ref
+        return self.message_ids[plans.new_index(ref)] if ref < 0 else ref
 
     def call(self, ref: int) -> int:
-        return self.call_ids[planner.new_index(ref)] if ref < 0 else ref
+        return self.call_ids[plans.new_index(ref)] if ref < 0 else ref
 
 
 def _content_form(message: c.Message) -> str:
@@ -72,7 +72,7 @@ class PlanRows:
     feedback: list[tuple[Any, ...]]
 
 
-def plan_rows(plan: planner.Plan, conversation_id: int, refs: Refs, now: datetime) -> PlanRows:
+def plan_rows(plan: plans.Plan, conversation_id: int, refs: Refs, now: datetime) -> PlanRows:
     """The new rows of a plan (messages, tool calls, artifacts, feedback)."""
     messages = [
         (
@@ -157,7 +157,7 @@ def plan_rows(plan: planner.Plan, conversation_id: int, refs: Refs, now: datetim
     return PlanRows(messages, calls, artifacts, feedback)
 
 
-def new_conversation(source: Source, parsed: c.Conversation, plan: planner.Plan, now: datetime) -> Conversation:
+def new_conversation(source: Source, parsed: c.Conversation, plan: plans.Plan, now: datetime) -> Conversation:
     """The unsaved row of a conversation a plan creates."""
     return Conversation(
         source=source,
@@ -175,7 +175,7 @@ def new_conversation(source: Source, parsed: c.Conversation, plan: planner.Plan,
     )
 
 
-def plan_apply_changes(plan: planner.Plan, conversation: Conversation, refs: Refs, now: datetime) -> None:
+def plan_apply_changes(plan: plans.Plan, conversation: Conversation, refs: Refs, now: datetime) -> None:
     """Carry out what a plan changes in rows that exist (both writers: such changes are few)."""
     for pk, aliases in plan.aliases.items():
         Message.objects.filter(pk=pk).update(aliases=aliases)
@@ -206,7 +206,7 @@ def plan_apply_changes(plan: planner.Plan, conversation: Conversation, refs: Ref
 
 
 def write_plan(
-    source: Source, parsed: c.Conversation, plan: planner.Plan, row: Conversation | None, now: datetime
+    source: Source, parsed: c.Conversation, plan: plans.Plan, row: Conversation | None, now: datetime
 ) -> Conversation:
     """The row-by-row writer: one conversation's plan through the ORM (any database)."""
     if plan.created:

@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from chats import ingest
 from chats.ingest import canonical as c
-from chats.ingest import planner
-from chats.ingest.planner import Plan, Stored, StoredCall, StoredFeedback, StoredMessage, new_index
+from chats.ingest import identity, planner
+from chats.ingest.plans import Plan, Stored, StoredCall, StoredFeedback, StoredMessage, new_index
 
 
 def parse(document: Any) -> c.Conversation:
     parsed = ingest.parse_document(document)
-    planner.assign_content_keys(parsed)
+    identity.assign_content_keys(parsed)
     return parsed
 
 
@@ -76,11 +76,16 @@ def apply(result: Plan, stored: Stored | None, input_format: str) -> Stored:
         else f
         for f in stored.feedback
     ]
-    for row in result.feedback:
-        item = row.feedback
+    for feedback_row in result.feedback:
+        item = feedback_row.feedback
         stored.feedback.append(
             StoredFeedback(
-                len(stored.feedback) + 100, resolve(row.message), item.origin, item.score, item.comment, item.raw
+                len(stored.feedback) + 100,
+                resolve(feedback_row.message),
+                item.origin,
+                item.score,
+                item.comment,
+                item.raw,
             )
         )
     stored.fields = stored.fields | result.fields
@@ -188,7 +193,9 @@ def test_imported_feedback_follows_the_latest_document(history: list[dict[str, A
     second = plan(chat_document(history, later), stored)
     stored = apply(second, stored, "chat_document")
 
-    assert sorted(f.score for f in stored.feedback) == sorted(score for score in later if score)
+    stored_scores = [f.score for f in stored.feedback]
+    assert None not in stored_scores  # every imported feedback row carries a score
+    assert sorted(score for score in stored_scores if score is not None) == sorted(score for score in later if score)
     assert second.summary["score_up"] == later.count(1) and second.summary["score_down"] == later.count(-1)
     assert (second.outcome == "unchanged") == (scores == later)
 

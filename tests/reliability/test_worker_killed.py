@@ -32,7 +32,7 @@ import pytest
 from bench.server import Database, Server, database_client_ports
 from bench.workload import documents, ndjson_bodies
 from chats import ingest
-from chats.ingest import planner
+from chats.ingest import identity
 from tests.reliability import base_url
 
 pytestmark = pytest.mark.postgres
@@ -61,8 +61,8 @@ def external_id(document: Any) -> str:
     parsed = ingest.parse_document(document)
     if parsed.external_id:
         return str(parsed.external_id)
-    planner.assign_content_keys(parsed)
-    return planner.generated_external_id(parsed)
+    identity.assign_content_keys(parsed)
+    return identity.generated_external_id(parsed)
 
 
 def message_count(document: Any) -> int:

@@ -1,0 +1,185 @@
+"""The planner's inputs and outputs, as plain data: a snapshot of a stored conversation (`Stored`) and a `Plan`.
+
+Messages are referred to by *refs*: a stored message by its primary key (>= 0), a message of the plan by
+``new_ref(index)`` (< 0). Tool calls likewise (stored primary key, or ``new_ref`` of the plan's call index).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from chats.ingest import canonical as c
+
+# Conversation fields a later document may change (input_format stays: exports in it give the original back).
+COMPARED_FIELDS = (
+    "title",
+    "user_external_id",
+    "model_name",
+    "model_config",
+    "started_at",
+    "ended_at",
+    "scenario",
+    "injection_context",
+    "context_pairs",
+    "metadata",
+    "original_times",
+)
+# The summary columns a plan sets.
+SUMMARY_FIELDS = (
+    "message_count",
+    "tool_call_count",
+    "artifact_count",
+    "branch_count",
+    "feedback_count",
+    "score_up",
+    "score_down",
+    "first_user_text",
+)
+
+CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
+
+
+def new_ref(index: int) -> int:
+    """The ref of the plan's message (or call) number `index`."""
+    return -1 - index
+
+
+def new_index(ref: int) -> int:
+    return -1 - ref
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What is stored
+
+
+@dataclass(slots=True)
+class StoredMessage:
+    pk: int
+    key: str
+    parent: int | None
+    depth: int
+    position: int
+    role: str
+    content_key: uuid.UUID | None
+    aliases: list[str]
+    on_active_path: bool
+
+
+@dataclass(slots=True)
+class StoredCall:
+    pk: int
+    call_id: str
+    message: int
+    result: int | None
+
+
+@dataclass(slots=True)
+class StoredArtifact:
+    pk: int
+    call_id: str
+    artifact_id: str
+    resolved: bool
+
+
+@dataclass(slots=True)
+class StoredFeedback:
+    pk: int
+    message: int | None
+    origin: str
+    score: int | None
+    comment: str
+    raw: Any
+
+
+@dataclass
+class Stored:
+    """A stored conversation, as much of it as the planner needs."""
+
+    pk: int
+    external_id: str
+    input_format: str
+    active_leaf_key: str
+    fields: dict[str, Any]  # COMPARED_FIELDS
+    summary: dict[str, Any]  # SUMMARY_FIELDS
+    messages: list[StoredMessage] = field(default_factory=list)
+    calls: list[StoredCall] = field(default_factory=list)
+    artifacts: list[StoredArtifact] = field(default_factory=list)
+    feedback: list[StoredFeedback] = field(default_factory=list)  # imported feedback only
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The plan
+
+
+@dataclass(slots=True)
+class MessageRow:
+    message: c.Message
+    key: str
+    parent: int | None  # ref
+    position: int
+    depth: int
+    sibling_index: int
+    content_key: uuid.UUID
+    aliases: list[str]
+    on_active_path: bool = False
+    is_orphan_result: bool = False
+    role: str = ""
+    name: str = ""
+    recipient: str = ""
+
+
+@dataclass(slots=True)
+class CallRow:
+    message: int  # ref
+    call_id: str  # as stored: a repeated id gets the message's key appended
+    call: c.ToolCall
+    result: int | None  # ref of the message that answers it
+    type: str = ""
+    name: str = ""
+
+
+@dataclass(slots=True)
+class ArtifactRow:
+    message: int  # ref
+    call: int  # call ref
+    artifact: c.Artifact
+    tool_name: str = ""
+
+
+@dataclass(slots=True)
+class FeedbackRow:
+    message: int | None  # ref; None: the whole conversation
+    feedback: c.Feedback
+
+
+@dataclass
+class Plan:
+    outcome: str
+    external_id: str
+    external_id_generated: bool
+    fields: dict[str, Any]  # conversation columns to write: all of them when created, else the changed ones
+    before: dict[str, Any] | None  # the audited state before (None when created)
+    summary: dict[str, Any]
+    active_leaf_key: str | None  # None: unchanged
+    messages: list[MessageRow] = field(default_factory=list)
+    calls: list[CallRow] = field(default_factory=list)
+    artifacts: list[ArtifactRow] = field(default_factory=list)
+    feedback: list[FeedbackRow] = field(default_factory=list)
+    feedback_updates: list[tuple[int, c.Feedback]] = field(default_factory=list)  # (stored pk, new values)
+    feedback_withdrawn: list[StoredFeedback] = field(default_factory=list)
+    aliases: dict[int, list[str]] = field(default_factory=dict)  # stored message pk -> all its aliases now
+    call_results: dict[int, int] = field(default_factory=dict)  # stored call pk -> ref of its (late) answer
+    resolved_artifacts: dict[int, Any] = field(default_factory=dict)  # stored artifact pk -> resolved payload
+    path_on: list[int] = field(default_factory=list)  # stored messages that join the active path
+    path_off: list[int] = field(default_factory=list)  # stored messages that leave it
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def created(self) -> bool:
+        return self.outcome == CREATED
+
+    @property
+    def messages_added(self) -> int:
+        return len(self.messages)
