@@ -7,7 +7,7 @@ the graph under a ``chat_graph`` key, as they send a history under ``chat_histor
 exported wrapped again (see ``chats.export.common.graph_wrapper``).
 
 Content is ChatGPT's content object, whose ``content_type`` says where the text is: ``parts`` usually, ``text`` for
-``code`` and ``execution_output`` (read by ChatGPT's rules, ``common.content_object_parts``).
+``code`` and ``execution_output`` (read by ChatGPT's rules, ``parts.content_object_parts``).
 
 The format has no place of its own for tool calls, the call a tool message answers, or reasoning kept apart from
 the answer: they travel as OpenAI-style keys of the node's message (``tool_calls``, ``function_call``,
@@ -23,8 +23,6 @@ from typing import Any
 from chats.ingest.canonical import Conversation, Issue, Message
 from chats.ingest.common import (
     Issues,
-    content_object_parts,
-    content_parts,
     context_pairs,
     explicit_id,
     extract_inline_reasoning,
@@ -32,13 +30,13 @@ from chats.ingest.common import (
     parents_first,
     parse_nested,
     parse_timestamp,
-    render_text,
     require_messages,
     shape_error,
     unmapped_keys,
 )
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.openai import MessageChain
+from chats.ingest.parts import content_object_parts, content_parts, render_text
 
 NAME = "chat_graph"
 EXPECTS = "an object with a 'nodes' list (or such an object under a 'chat_graph' key)"

@@ -27,7 +27,6 @@ from chats.ingest.canonical import (
 from chats.ingest.chat_graph import OpenAIStyleKeys
 from chats.ingest.common import (
     Issues,
-    content_object_parts,
     external_id,
     message_author,
     original_times,
@@ -36,12 +35,12 @@ from chats.ingest.common import (
     parse_export_item,
     parse_timestamp,
     pointer,
-    render_text,
     require_messages,
     shape_error,
     unmapped_keys,
 )
 from chats.ingest.injections import extract_artifacts
+from chats.ingest.parts import content_object_parts, render_text
 
 NAME = "chatgpt_export"
 EXPECTS = "an object with a 'mapping' object and a 'current_node' (or an array of them)"

@@ -9,14 +9,13 @@ from typing import Any
 from chats.ingest.canonical import Conversation, Issue, Message, ToolCall, chain_key, content_key
 from chats.ingest.common import (
     Issues,
-    content_parts,
     extract_inline_reasoning,
     parse_arguments,
-    render_text,
     require_messages,
     shape_error,
 )
 from chats.ingest.injections import extract_artifacts
+from chats.ingest.parts import content_parts, render_text
 
 NAME = "openai"
 EXPECTS = "a JSON array of message objects"

@@ -39,7 +39,6 @@ from chats.ingest.canonical import (
 from chats.ingest.chat_graph import OPENAI_STYLE_KEYS, OpenAIStyleKeys
 from chats.ingest.common import (
     Issues,
-    content_parts,
     external_id,
     extract_inline_reasoning,
     optional_text,
@@ -48,12 +47,12 @@ from chats.ingest.common import (
     parse_export_item,
     parse_timestamp,
     pointer,
-    render_text,
     require_messages,
     shape_error,
     unmapped_keys,
 )
 from chats.ingest.injections import extract_artifacts
+from chats.ingest.parts import content_parts, render_text
 
 NAME = "openwebui"
 EXPECTS = "an object with a 'chat' object whose 'history' has a 'messages' object (or an array of them)"

@@ -4,16 +4,15 @@ import pytest
 
 from chats.ingest.common import (
     Issues,
-    content_parts,
     context_pairs,
     extract_inline_reasoning,
     parents_first,
     parse_arguments,
     parse_timestamp,
     pointer,
-    render_text,
     split_think,
 )
+from chats.ingest.parts import content_parts, render_text
 
 # --- JSON pointers ---------------------------------------------------------------------------------------------
 

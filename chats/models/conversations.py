@@ -1,4 +1,6 @@
-"""The canonical conversation model (design notes §2).
+"""The canonical conversation (design notes §2): conversations, their messages (a tree, in order of arrival), the
+tool calls those messages make and the artifacts injected by them, with the choices their fields take and the SQL
+of a conversation's full-text search document.
 
 Scaling note (§6): every table under a conversation carries ``conversation_id`` and its unique constraints include
 it, and no foreign key crosses conversations except to small reference tables (sources, labels, users), so the
@@ -8,11 +10,8 @@ tables can be distributed and co-located by conversation.
 from __future__ import annotations
 
 import hashlib
-import secrets
 import uuid
-from typing import Any
 
-from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Q
@@ -20,81 +19,8 @@ from django.db.models.functions import MD5
 from django.urls import reverse
 from django.utils import timezone
 
-
-def _choices_check(name: str, field: str, choices: type[models.TextChoices]) -> models.CheckConstraint:
-    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
-
-
-class Source(models.Model):
-    """A system that sends conversations (an assistant backend, a logger, a batch job)."""
-
-    name = models.CharField(max_length=100, unique=True)
-    description = models.TextField(blank=True)
-    is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
-    def usable(self) -> ApiKeyQuerySet:
-        """Keys that authenticate now: not revoked and not past their expiry."""
-        return self.filter(revoked_at__isnull=True).filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
-        )
-
-
-class ApiKey(models.Model):
-    """A secret that authenticates a source (to ingest and read its own data) or a person (a personal token).
-
-    Only a SHA-256 hash of the key is stored: keys are 256-bit random strings, so a slow password hash adds
-    nothing, and a hash lookup keeps authentication to one indexed query.
-    """
-
-    PREFIX_LENGTH = 8
-
-    source = models.ForeignKey(Source, on_delete=models.CASCADE, null=True, blank=True, related_name="api_keys")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="api_tokens"
-    )
-    name = models.CharField(max_length=100, blank=True)
-    prefix = models.CharField(max_length=PREFIX_LENGTH, editable=False)
-    key_hash = models.CharField(max_length=64, unique=True, editable=False)
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
-    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    # Optional: a key stops authenticating at this time, as if revoked.
-    expires_at = models.DateTimeField(null=True, blank=True)
-
-    objects = ApiKeyQuerySet.as_manager()
-
-    class Meta:
-        verbose_name = "API key"
-        constraints = [
-            models.CheckConstraint(
-                condition=(Q(source__isnull=False, user__isnull=True) | Q(source__isnull=True, user__isnull=False)),
-                name="apikey_belongs_to_source_xor_user",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.name or 'key'})"
-
-    @staticmethod
-    def hash_key(raw_key: str) -> str:
-        return hashlib.sha256(raw_key.encode()).hexdigest()
-
-    @staticmethod
-    def generate() -> str:
-        return "mb_" + secrets.token_urlsafe(32)
-
-    @property
-    def is_revoked(self) -> bool:
-        return self.revoked_at is not None
+from chats.models.checks import choices_check
+from chats.models.sources import Source
 
 
 class InputFormat(models.TextChoices):
@@ -180,8 +106,8 @@ class Conversation(models.Model):
             models.UniqueConstraint(
                 fields=["source", "external_id_digest"], name="conversation_unique_source_external_id_digest"
             ),
-            _choices_check("conversation_input_format_valid", "input_format", InputFormat),
-            _choices_check("conversation_review_status_valid", "review_status", ReviewStatus),
+            choices_check("conversation_input_format_valid", "input_format", InputFormat),
+            choices_check("conversation_review_status_valid", "review_status", ReviewStatus),
         ]
         indexes = [
             # The list, newest first, and keyset pagination over it: ORDER BY last_activity_at DESC, id DESC.
@@ -275,8 +201,8 @@ class Message(models.Model):
         constraints = [
             models.UniqueConstraint(F("conversation"), MD5("key"), name="message_unique_conversation_key_md5"),
             models.UniqueConstraint(fields=["conversation", "position"], name="message_unique_conversation_position"),
-            _choices_check("message_section_valid", "section", Section),
-            _choices_check("message_content_form_valid", "content_form", ContentForm),
+            choices_check("message_section_valid", "section", Section),
+            choices_check("message_content_form_valid", "content_form", ContentForm),
         ]
         indexes = [
             # The thread page: WHERE conversation_id = ? AND on_active_path ORDER BY depth.
@@ -362,7 +288,7 @@ class InjectedArtifact(models.Model):
             models.UniqueConstraint(
                 F("conversation"), F("tool_call"), MD5("artifact_id"), name="artifact_unique_conversation_call_id_md5"
             ),
-            _choices_check("artifact_kind_valid", "kind", ArtifactKind),
+            choices_check("artifact_kind_valid", "kind", ArtifactKind),
             models.CheckConstraint(
                 condition=Q(requested=True) | Q(resolved=True), name="artifact_requested_or_resolved"
             ),
@@ -382,197 +308,3 @@ class InjectedArtifact(models.Model):
         if self.requested and self.resolved:
             return "requested and resolved"
         return "resolved" if self.resolved else "requested, not resolved"
-
-
-class Label(models.Model):
-    """The managed feedback taxonomy."""
-
-    name = models.CharField(max_length=64, unique=True)
-    description = models.CharField(max_length=300, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class FeedbackOrigin(models.TextChoices):
-    REVIEWER = "reviewer", "Reviewer"
-    MASTERBRAIN = "masterbrain", "Imported: Masterbrain human_feedback"
-    CHATGPT = "chatgpt", "Imported: ChatGPT message feedback"
-    OPENWEBUI = "openwebui", "Imported: Open WebUI rating"
-
-
-class Score(models.IntegerChoices):
-    DOWN = -1, "Thumbs down"
-    NEUTRAL = 0, "Neutral"
-    UP = 1, "Thumbs up"
-
-
-class Feedback(models.Model):
-    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="feedback")
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, null=True, blank=True, related_name="feedback")
-    origin = models.CharField(max_length=20, choices=FeedbackOrigin.choices, default=FeedbackOrigin.REVIEWER)
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="feedback"
-    )
-    score = models.SmallIntegerField(choices=Score.choices, null=True, blank=True)
-    labels = models.ManyToManyField(Label, through="FeedbackLabel", blank=True, related_name="feedback")
-    comment = models.TextField(blank=True)
-    correction = models.TextField(blank=True)
-    raw = models.JSONField(null=True, blank=True)  # imported feedback exactly as received
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
-    updated_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["created_at", "id"]
-        constraints = [
-            _choices_check("feedback_origin_valid", "origin", FeedbackOrigin),
-            models.CheckConstraint(
-                condition=Q(score__in=[-1, 0, 1]) | Q(score__isnull=True), name="feedback_score_valid"
-            ),
-            models.CheckConstraint(
-                condition=(
-                    Q(origin="reviewer", author__isnull=False) | (~Q(origin="reviewer") & Q(author__isnull=True))
-                ),
-                name="feedback_reviewer_has_author",
-            ),
-            # One feedback per reviewer per target: a reviewer edits theirs rather than piling up copies.
-            models.UniqueConstraint(
-                fields=["conversation", "author"],
-                condition=Q(message__isnull=True, author__isnull=False),
-                name="feedback_unique_reviewer_conversation",
-            ),
-            models.UniqueConstraint(
-                fields=["conversation", "message", "author"],
-                condition=Q(message__isnull=False, author__isnull=False),
-                name="feedback_unique_reviewer_message",
-            ),
-            # Imported feedback: one per origin and target, so that re-importing is idempotent.
-            models.UniqueConstraint(
-                fields=["conversation", "message", "origin"],
-                condition=Q(author__isnull=True, message__isnull=False),
-                name="feedback_unique_imported_message",
-            ),
-            models.UniqueConstraint(
-                fields=["conversation", "origin"],
-                condition=Q(author__isnull=True, message__isnull=True),
-                name="feedback_unique_imported_conversation",
-            ),
-        ]
-        indexes = [
-            # ?score=-1: conversations with a given score.
-            models.Index(fields=["score", "conversation"], name="feedback_score_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"feedback {self.uuid}"
-
-    @property
-    def is_imported(self) -> bool:
-        return self.origin != FeedbackOrigin.REVIEWER
-
-    def snapshot(self, labels: list[str] | None = None) -> dict[str, Any]:
-        """The audited values of this feedback."""
-        return {
-            "score": self.score,
-            "comment": self.comment,
-            "correction": self.correction,
-            "labels": sorted(labels) if labels is not None else sorted(label.name for label in self.labels.all()),
-            "message": self.message.key if self.message_id and self.message else None,
-        }
-
-
-class FeedbackLabel(models.Model):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
-    feedback = models.ForeignKey(Feedback, on_delete=models.CASCADE)
-    label = models.ForeignKey(Label, on_delete=models.PROTECT)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["conversation", "feedback", "label"],
-                name="feedbacklabel_unique_conversation_feedback_label",
-            ),
-        ]
-        indexes = [
-            # ?label=hallucination: conversations with feedback carrying a label.
-            models.Index(fields=["label", "conversation"], name="feedbacklabel_label_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.feedback_id}:{self.label_id}"
-
-
-class Outcome(models.TextChoices):
-    CREATED = "created"
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
-    REJECTED = "rejected"
-
-
-class IngestionReceipt(models.Model):
-    """Every ingestion attempt: what came in (the payload itself, so nothing is lost) and what came out."""
-
-    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="receipts")
-    api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="receipts"
-    )
-    external_id = models.TextField(blank=True)
-    input_format = models.CharField(max_length=20, blank=True)
-    outcome = models.CharField(max_length=20, choices=Outcome.choices)
-    payload = models.JSONField(null=True, blank=True)
-    payload_text = models.TextField(blank=True)  # the body when it was not JSON
-    payload_sha256 = models.CharField(max_length=64)
-    size_bytes = models.PositiveIntegerField(default=0)
-    messages_added = models.PositiveIntegerField(default=0)
-    warnings = models.JSONField(default=list, blank=True)
-    errors = models.JSONField(default=list, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
-
-    class Meta:
-        constraints = [_choices_check("receipt_outcome_valid", "outcome", Outcome)]
-        indexes = [
-            # The admin's receipt list, newest first, per source.
-            models.Index(fields=["source", "-created_at"], name="receipt_source_created_idx"),
-            # "Has this exact payload come before?"
-            models.Index(fields=["payload_sha256"], name="receipt_sha_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.outcome} {self.external_id or self.uuid}"
-
-
-class AuditEvent(models.Model):
-    """Append-only record of reviewer and admin actions. Only the services write it."""
-
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    actor_username = models.CharField(max_length=150, blank=True)
-    action = models.CharField(max_length=64)  # "feedback.updated", "conversation.status_changed", ...
-    target_type = models.CharField(max_length=64)
-    target_id = models.CharField(max_length=255)
-    conversation_uuid = models.UUIDField(null=True, blank=True)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [
-            # The audit log newest first, and the dashboard's recent activity.
-            models.Index(fields=["-created_at"], name="audit_created_idx"),
-            # "What did this person do?"
-            models.Index(fields=["actor", "-created_at"], name="audit_actor_idx"),
-            # The history of one conversation.
-            models.Index(fields=["conversation_uuid", "-created_at"], name="audit_conversation_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.actor_username or 'system'} {self.action} {self.target_type}:{self.target_id}"

@@ -1,0 +1,52 @@
+"""The app's models, split by concern and importable from here (Django loads an app's models from this module).
+
+- ``sources``: the systems that send conversations, and the API keys of sources and people.
+- ``conversations``: conversations, messages, tool calls and injected artifacts, their choices, and the SQL of the
+  full-text search document.
+- ``feedback``: the label taxonomy and the feedback given on conversations and messages.
+- ``records``: ingestion receipts and the audit log.
+"""
+
+from chats.models.conversations import (
+    SEARCH_DOCUMENT_SQL,
+    SEARCH_TEXT_LIMIT,
+    ArtifactKind,
+    ContentForm,
+    Conversation,
+    InjectedArtifact,
+    InputFormat,
+    Message,
+    ReviewStatus,
+    Role,
+    Section,
+    ToolCall,
+)
+from chats.models.feedback import Feedback, FeedbackLabel, FeedbackOrigin, Label, Score
+from chats.models.records import AuditEvent, IngestionReceipt, Outcome
+from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
+
+__all__ = [
+    "SEARCH_DOCUMENT_SQL",
+    "SEARCH_TEXT_LIMIT",
+    "ApiKey",
+    "ApiKeyQuerySet",
+    "ArtifactKind",
+    "AuditEvent",
+    "ContentForm",
+    "Conversation",
+    "Feedback",
+    "FeedbackLabel",
+    "FeedbackOrigin",
+    "IngestionReceipt",
+    "InjectedArtifact",
+    "InputFormat",
+    "Label",
+    "Message",
+    "Outcome",
+    "ReviewStatus",
+    "Role",
+    "Score",
+    "Section",
+    "Source",
+    "ToolCall",
+]
