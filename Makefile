@@ -60,7 +60,7 @@ redis:
 lint: dev-venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	DEBUG=1 $(BIN)/mypy chats masterbrain_site
+	DEBUG=1 $(BIN)/mypy chats masterbrain_site tests bench
 
 test: dev-venv browser redis lint
 	@db=$$(./scripts/test-database-url); \

@@ -718,11 +718,11 @@ def load_scale(table: Table, scale: Scale, url: str) -> int:
     per_conversation = 20
     conversations = max(scale.scale_messages // per_conversation, 1)
     with psycopg.connect(url) as conn:
-        source_id = int(
-            conn.execute(
-                "INSERT INTO chats_source (name, description, is_active, created_at) VALUES ('scale', '', true, now()) RETURNING id"
-            ).fetchone()[0]
-        )  # type: ignore[index]
+        inserted = conn.execute(
+            "INSERT INTO chats_source (name, description, is_active, created_at) VALUES ('scale', '', true, now()) RETURNING id"
+        ).fetchone()
+        assert inserted is not None  # INSERT ... RETURNING gives one row
+        source_id = int(inserted[0])
         offsets = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0]) for t in SCALE_COLUMNS}  # type: ignore[index]
         conn.commit()
         started = time.perf_counter()
@@ -909,9 +909,9 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
     _, _, _, sqls = _timed_get(client, search_url, 1)
     main = [sql for sql in sqls if 'FROM "chats_conversation"' in sql and "LIMIT" in sql]
     if main:
-        with connection.cursor() as cursor:
-            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + main[-1])
-            plan = cursor.fetchone()[0]
+        with connection.cursor() as db_cursor:
+            db_cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + main[-1])
+            plan = db_cursor.fetchone()[0]
             plan = json.loads(plan) if isinstance(plan, str) else plan
         table.add("P4 search (API) list query in the database", f"{plan[0]['Execution Time']:.1f} ms (EXPLAIN ANALYZE)")
     first, deep_label = list(medians)[:2]

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -72,7 +73,7 @@ class Database:
         """A new key for the source ``name`` (created if needed)."""
         return self.manage("create_source", name).strip().splitlines()[-1]
 
-    def connect(self) -> psycopg.Connection[tuple]:
+    def connect(self) -> psycopg.Connection[tuple[Any, ...]]:
         return psycopg.connect(self.url, autocommit=True)
 
     def drop(self) -> None:

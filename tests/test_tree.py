@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from chats.models import Conversation, Message
@@ -12,7 +14,7 @@ from chats.services.ingestion import conversation_ingest
 pytestmark = pytest.mark.django_db
 
 
-def node(node_id: str, parent: str | None, role: str, text: str, timestamp: int) -> dict:
+def node(node_id: str, parent: str | None, role: str, text: str, timestamp: int) -> dict[str, Any]:
     return {
         "node_id": node_id,
         "parent_id": parent,
@@ -39,7 +41,9 @@ GRAPH = {
 
 @pytest.fixture
 def conversation(source) -> Conversation:
-    return conversation_ingest(source=source, document=GRAPH).conversation
+    conversation = conversation_ingest(source=source, document=GRAPH).conversation
+    assert conversation is not None
+    return conversation
 
 
 def keys(thread: Thread) -> list[str]:

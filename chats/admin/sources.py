@@ -18,7 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils import timezone
 
-from chats.admin.base import AuditedModelAdmin, YesNoFilter
+from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin, YesNoFilter
 from chats.models import ApiKey, Source
 from chats.services.sources import api_key_create, api_key_revoke, source_get_or_create, source_update
 
@@ -111,26 +111,16 @@ class RevokedFilter(YesNoFilter):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
-    """Keys are made by the service (from a source's page) and revoked, never edited or deleted; no hash shown."""
+class ApiKeyAdmin(ReadOnlyAdmin):
+    """Keys are made by the service (from a source's page) and revoked, never edited or deleted (revoked, a key
+    stays on record with its receipts); no hash shown."""
 
     list_display = ["prefix", "owner", "name", "created_at", "last_used_at", "expires_at", "revoked"]
     list_select_related = ["source", "user"]
     list_filter = [RevokedFilter, "source"]
     search_fields = ["prefix", "name", "source__name", "user__username"]
     fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "expires_at", "revoked_at"]
-    readonly_fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "expires_at", "revoked_at"]
     actions = ["revoke_keys"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Revoke instead: the key stays on record, with its receipts.
-        return False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ApiKey]:
         return super().get_queryset(request).select_related("source", "user")

@@ -31,7 +31,7 @@ ROLES = ["user", "assistant", "tool", "assistant"]
 # Every list: session, user, then the page's rows and whatever its filters need.
 CHANGELIST_QUERIES = {
     "source": 5,  # + count, full count, sources
-    "apikey": 6,  # + sources (filter), count, full count, keys with source and user
+    "apikey": 5,  # + sources (filter), count, keys with source and user (no full count, as every read-only list)
     "conversation": 6,  # + sources (filter), count, conversations with source, distinct model names (filter)
     "message": 4,  # + count, messages with conversation
     "toolcall": 4,  # + count, calls with conversation and message

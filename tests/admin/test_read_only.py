@@ -30,13 +30,13 @@ def logged_in_admin(client: Client, admin_user: User, reviewer: User) -> Client:
 def _first_pk(model_name: str) -> int:
     from django.apps import apps
 
-    return apps.get_model("chats", model_name).objects.order_by("pk").values_list("pk", flat=True)[0]
+    return int(apps.get_model("chats", model_name)._default_manager.order_by("pk").values_list("pk", flat=True)[0])
 
 
 def _row_count(model_name: str) -> int:
     from django.apps import apps
 
-    return apps.get_model("chats", model_name).objects.count()
+    return int(apps.get_model("chats", model_name)._default_manager.count())
 
 
 @pytest.mark.parametrize("model_name", READ_ONLY)
@@ -111,6 +111,7 @@ def test_a_superuser_changes_feedback_with_an_audit_entry(logged_in_admin: Clien
     assert (feedback.conversation.score_up, feedback.conversation.score_down) == (0, 1)
     event = AuditEvent.objects.get(action="feedback.updated")
     assert (event.actor, event.target_id) == (admin_user, str(feedback.uuid))
+    assert event.before is not None and event.after is not None
     assert (event.before["score"], event.after["score"]) == (1, -1)
     assert event.after["labels"] == ["label-0"]
 
@@ -124,6 +125,7 @@ def test_a_superuser_deletes_feedback_with_an_audit_entry(logged_in_admin: Clien
     assert not Feedback.objects.exists()
     assert Conversation.objects.get().feedback_count == 0
     event = AuditEvent.objects.get(action="feedback.deleted")
+    assert event.before is not None
     assert (event.actor, event.before["comment"]) == (admin_user, "<script>0</script>")
 
 

@@ -55,7 +55,8 @@ def ingest_over_http(client: APIClient, document: Any, format: str | None = None
     query = "&".join(f"{key}={value}" for key, value in (("format", format), ("external_id", external_id)) if value)
     response = post_json(client, f"/api/v1/ingest/?{query}", document)
     assert response.status_code == 201, response.json()
-    return response.json()["conversation"]
+    conversation_uuid: str = response.json()["conversation"]
+    return conversation_uuid
 
 
 def stored(uuid: str, branch: exports.Branch = "all") -> Any:
@@ -170,6 +171,7 @@ def test_an_export_is_audited(source: Any, reader: APIClient, auditor: Any) -> N
 
     event = AuditEvent.objects.get(action="conversation.exported")
     assert event.actor == auditor and event.conversation_uuid == conversation.uuid
+    assert event.after is not None
     assert event.after["format"] == "record_qa" and event.after["count"] == 1
 
 
@@ -211,7 +213,7 @@ def test_bulk_export_lines_can_be_sent_back_to_bulk_ingest(
 ) -> None:
     for number in range(3):
         make_conversation(source, chat_id=f"chat-{number}")
-    body = b"".join(reader.get("/api/v1/export/?format=chat_history").streaming_content)
+    body = reader.get("/api/v1/export/?format=chat_history").getvalue()
     other = APIClient()
     other.credentials(HTTP_AUTHORIZATION=f"Api-Key {other_ingest_key}")
 
@@ -370,6 +372,7 @@ def test_the_command_writes_the_same_lines_to_a_file_and_audits(source: Any, tmp
     lines = [json.loads(line) for line in output.read_text().splitlines()]
     assert [line["chat_id"] for line in lines] == ["kept"]
     event = AuditEvent.objects.get(action="conversation.exported")
+    assert event.after is not None
     assert event.after["filters"] == {"model": "qwen3.5-flash"} and event.after["count"] == 1
 
 

@@ -12,7 +12,8 @@ from rest_framework.test import APIClient
 from chats.models import AuditEvent, Feedback, Label, Message
 from chats.services.ingestion import conversation_ingest
 from chats.services.sources import api_key_create
-from tests.factories import last_assistant, load_fixture, make_conversation, make_labels
+from tests.factories import last_assistant, make_conversation, make_labels
+from tests.fixture_documents import load_fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -120,6 +121,7 @@ def test_a_reviewer_changes_only_the_fields_given(conversation: Any, reviewer: A
     assert response.json()["score"] == 1 and response.json()["labels"] == ["helpful"]
     assert response.json()["comment"] == "clear and correct"
     event = AuditEvent.objects.get(action="feedback.updated")
+    assert event.before is not None and event.after is not None
     assert event.before["comment"] == "" and event.after["comment"] == "clear and correct"
 
 

@@ -167,5 +167,5 @@ def test_the_bulk_exports_match_their_golden_files(golden: tuple[Client, str, No
     response = client.get(f"/api/v1/export/?{BULK_EXPORTS[name]}")
 
     assert response.status_code == 200
-    lines = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+    lines = [json.loads(line) for line in response.getvalue().decode().splitlines()]
     assert_matches_golden(name, {"content_type": response["Content-Type"], "lines": normalise(lines)})

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 from rest_framework.test import APIClient
 
 from chats.models import ApiKey, Conversation, IngestionReceipt, Message
 from chats.services.sources import api_key_revoke
+
+if TYPE_CHECKING:
+    # Exists only in the DRF stubs: the test client's response, with .json() and the request that made it.
+    from rest_framework.response import _MonkeyPatchedResponse
 
 HISTORY = [
     {"role": "user", "content": "Who are you?"},
@@ -19,7 +24,7 @@ DOCUMENT = {"conversation_id": "123456", "chat_history": HISTORY}
 pytestmark = pytest.mark.django_db
 
 
-def post_json(client: APIClient, url: str, body: object) -> object:
+def post_json(client: APIClient, url: str, body: object) -> _MonkeyPatchedResponse:
     return client.post(url, data=json.dumps(body), content_type="application/json")
 
 

@@ -311,6 +311,7 @@ def test_withdrawn_masterbrain_feedback_is_withdrawn_and_audited(send: Send) -> 
     conversation = only_conversation()
     assert (conversation.feedback_count, conversation.score_down) == (0, 0)
     event = AuditEvent.objects.filter(conversation_uuid=conversation.uuid).latest("id")
+    assert event.before is not None and event.after is not None
     assert event.after["feedback_withdrawn"] == [{"origin": "masterbrain", "score": -1, "comment": ""}]
     assert event.before["score_down"] == 1 and event.after["score_down"] == 0
 

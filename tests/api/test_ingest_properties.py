@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from chats.models import Conversation, Message, ToolCall
 
 # NUL cannot be stored in PostgreSQL and is refused (tested in test_ingest_api), so valid text has none.
-text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+text = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=40)
 part = st.one_of(
     st.builds(lambda t: {"type": "text", "text": t}, text),
     st.builds(
@@ -28,7 +29,7 @@ plain_message = st.fixed_dictionaries(
 
 
 @st.composite
-def conversations(draw: st.DrawFn) -> dict:
+def conversations(draw: st.DrawFn) -> dict[str, Any]:
     messages = draw(st.lists(plain_message, min_size=1, max_size=6))
     if draw(st.booleans()):
         call_id = "call_" + draw(st.text("abcdef0123456789", min_size=1, max_size=8))

@@ -244,6 +244,7 @@ def test_the_detail_has_the_active_path_with_tool_calls_and_their_results(source
     call = next(m for m in body["messages"] if m["tool_calls"])["tool_calls"][0]
     stored = ToolCall.objects.get(conversation=conversation, call_id=call["call_id"])
     assert call["name"] == "airalogy_search" and call["parsed_arguments"] == {"keywords": ["PCR"]}
+    assert stored.result_message is not None
     assert call["result_message_key"] == stored.result_message.key
     tool_message = next(m for m in body["messages"] if m["key"] == call["result_message_key"])
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == call["call_id"]

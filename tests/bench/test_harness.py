@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -68,7 +69,7 @@ def test_the_same_seed_gives_the_same_bytes():
 def test_disjoint_workloads_share_no_conversation():
     from chats import ingest
 
-    def ids(docs: list) -> set:
+    def ids(docs: list[Any]) -> set[str | None]:
         return {ingest.parse_document(d).external_id for d in docs} - {None}
 
     assert not ids(documents(12, seed=1)) & ids(documents(12, seed=2, first_index=1_000_000))

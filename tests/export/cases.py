@@ -104,7 +104,9 @@ def comparable(format: str, document: Any) -> Any:
 def _with_linear_copy(item: dict[str, Any]) -> None:
     """Give an Open WebUI item without `chat.messages` the copy of its active branch, walked up from currentId."""
     chat = item.get("chat")
-    history = chat.get("history") if isinstance(chat, dict) else None
+    if not isinstance(chat, dict):
+        return
+    history = chat.get("history")
     if not isinstance(history, dict) or "messages" in chat:
         return
     messages, branch = history["messages"], []

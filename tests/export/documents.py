@@ -158,7 +158,7 @@ CHAT_HISTORY = {
     "context": [["app", "lab-notebook"]],
 }
 
-CHAT_GRAPH = {
+CHAT_GRAPH: dict[str, Any] = {
     "conversation_id": "123456",
     "nodes": [
         {
@@ -225,7 +225,7 @@ def _chatgpt_message(node_id: str, role: str, content: dict[str, Any], **fields:
     return message
 
 
-CHATGPT_EXPORT = {
+CHATGPT_EXPORT: dict[str, Any] = {
     "title": "Gel analysis",
     "create_time": 1709280000.123456,
     "update_time": 1709280300.5,

@@ -217,10 +217,11 @@ def _strategy(operation: Any, seeded: dict[str, Any]) -> st.SearchStrategy[Any]:
             {"score": st.sampled_from([-1, 0, 1, None])},
             optional={"labels": labels, "comment": st.text(max_size=20), "correction": st.text(max_size=20)},
         )
-        strategies.extend(
-            fields.flatmap(lambda extra, target=target: operation.as_strategy(body={**extra, **target}))
-            for target in seeded["feedback_targets"]
-        )
+
+        def feedback_bodies(target: dict[str, Any]) -> Any:
+            return fields.flatmap(lambda extra: operation.as_strategy(body={**extra, **target}))
+
+        strategies.extend(feedback_bodies(target) for target in seeded["feedback_targets"])
     return st.one_of(strategies)
 
 

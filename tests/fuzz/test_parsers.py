@@ -16,6 +16,7 @@ at most 4,300 digits, no NaN or infinity, nesting within the decoder's depth.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -336,7 +337,7 @@ def exercise(document: Any) -> dict[str, Any]:
     for name, module in MODULES.items():
         matches = module.matches(document)
         assert isinstance(matches, bool)
-        outcome = _outcome(lambda module=module: module.parse(document), document)
+        outcome = _outcome(functools.partial(module.parse, document), document)
         if isinstance(outcome, Conversation):
             assert matches, f"{name} parsed a document it does not match"
             check_conversation(outcome, document, name)
@@ -523,7 +524,7 @@ def mutated(draw: st.DrawFn, seeds: list[Any]) -> Any:
                 st.sampled_from([[value], {"value": value}, json.dumps(value), str(value)[:100], None])
             )
     locations = _locations(document)
-    if locations and draw(st.booleans()):
+    if len(locations) > 0 and draw(st.booleans()):
         container, key = draw(st.sampled_from(locations))
         container[key] = nest(container[key], draw(st.integers(1, 1000)), draw(st.sampled_from(["list", "dict"])))
     return document
@@ -639,7 +640,7 @@ def graph_documents(draw: st.DrawFn) -> dict[str, Any]:
             ]
         if draw(st.booleans()):
             message["tool_call_id"] = draw(st.sampled_from([*CALL_IDS, "call_unknown"]))
-        node = {
+        node: dict[str, Any] = {
             "node_id": node_id,
             "parent_id": draw(st.one_of(st.none(), st.sampled_from(ids), st.just("dangling"))),
             "timestamp": draw(st.one_of(st.none(), numbers, texts)),
@@ -656,7 +657,8 @@ def _unrooted(parent_of: dict[str, str | None]) -> set[str]:
     rooted: set[str] = set()
     stuck: set[str] = set()
     for start in parent_of:
-        chain, node = [], start
+        chain: list[str] = []
+        node: str | None = start
         while node is not None and node not in rooted and node not in stuck and node not in chain:
             chain.append(node)
             node = parent_of[node]
@@ -910,8 +912,8 @@ def tool_conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
                     call["id"] = call_id
             messages.append({"role": "assistant", "content": None, "tool_calls": calls})
         elif kind == "result":
-            call_id = draw(st.sampled_from([*CALL_IDS, "call_unknown", 7, ""]))
-            messages.append({"role": "tool", "tool_call_id": call_id, "content": draw(texts)})
+            result_call_id = draw(st.sampled_from([*CALL_IDS, "call_unknown", 7, ""]))
+            messages.append({"role": "tool", "tool_call_id": result_call_id, "content": draw(texts)})
         elif kind == "legacy_call":
             messages.append({"role": "assistant", "function_call": {"name": "lookup", "arguments": "{}"}})
         elif kind == "legacy_result":

@@ -1,4 +1,5 @@
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -169,7 +170,7 @@ def test_model_name_falls_back_to_the_last_message_model_slug():
 
 
 def conversation_with(*nodes, current_node=None):
-    mapping = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
+    mapping: dict[str, dict[str, Any]] = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
     for node_id, parent, role, author_name, recipient, text in nodes:
         mapping[node_id] = {
             "id": node_id,

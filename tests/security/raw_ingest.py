@@ -19,7 +19,7 @@ def assert_refused_with_paths(response: Any) -> list[dict[str, str]]:
     """A 4xx answer in JSON whose every error has a message and a JSON pointer ("" for the whole body)."""
     assert 400 <= response.status_code < 500, (response.status_code, response.content[:300])
     assert response["Content-Type"].startswith("application/json")
-    errors = response.json()["errors"]
+    errors: list[dict[str, str]] = response.json()["errors"]
     assert errors, response.json()
     for error in errors:
         assert isinstance(error["path"], str) and (error["path"] == "" or error["path"].startswith("/")), error

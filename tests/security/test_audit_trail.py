@@ -724,7 +724,8 @@ def admin_gives_a_user_a_permission(w: World) -> list[dict[str, Any]]:
     permission = Permission.objects.get(codename="view_conversation")
     form = _user_form(w.other_user, user_permissions=[permission.pk])
     _admin_post(w, f"/admin/auth/user/{w.other_user.pk}/change/", form)
-    before, after = {"user_permissions": []}, {"user_permissions": ["chats.view_conversation"]}
+    before: dict[str, list[str]] = {"user_permissions": []}
+    after = {"user_permissions": ["chats.view_conversation"]}
     return [expect("user.updated", w.admin, "user", w.other_user.pk, before=before, after=after)]
 
 
@@ -1032,7 +1033,7 @@ def _audited_writes_only() -> Iterator[None]:
     or `audited`/`audited_delete`): the one way to change a row is the audited one."""
 
     def check(sender: type[Model], **kwargs: Any) -> None:
-        model = kwargs.get("instance").__class__ if sender._meta.auto_created else sender
+        model = kwargs["instance"].__class__ if sender._meta.auto_created else sender
         if model._meta.label_lower in UNAUDITED or in_audited_write():
             return
         if model is User and set(kwargs.get("update_fields") or ()) == {"last_login"}:

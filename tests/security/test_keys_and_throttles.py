@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import cast
 
 import pytest
 from django.contrib.auth.models import User
@@ -81,6 +82,7 @@ def test_a_personal_token_can_be_made_to_expire(reviewer: User, capsys: pytest.C
     raw = capsys.readouterr().out.strip()
     key = ApiKey.objects.get(key_hash=ApiKey.hash_key(raw))
     assert key.user == reviewer
+    assert key.expires_at is not None
     assert timedelta(days=6, hours=23) < key.expires_at - timezone.now() <= timedelta(days=7)
 
 
@@ -204,6 +206,7 @@ def test_throttle_counts_live_in_redis_and_are_shared_by_every_worker(source: So
     assert [ingest(raw, "r-1"), ingest(raw, "r-2")] == [201, 201]
     # Another process (a second worker) sees the same count: it is in Redis, not in this process's memory.
     prefix = settings.CACHES["default"]["KEY_PREFIX"]
-    keys = redis.Redis.from_url("redis://127.0.0.1:6379/0").keys(f"{prefix}:*throttle_ingest*")
+    # A synchronous client: keys() returns the list (the stubs also allow the asyncio client's awaitable).
+    keys = cast(list[bytes], redis.Redis.from_url("redis://127.0.0.1:6379/0").keys(f"{prefix}:*throttle_ingest*"))
     assert len(keys) == 1
     assert ingest(raw, "r-3") == 429

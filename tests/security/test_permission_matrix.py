@@ -697,7 +697,7 @@ def build_world() -> World:
     }
     leaver = _user("leaver")
     spare_group = Group.objects.create(name="Spare role")
-    admin_objects: dict[str, Model] = {
+    found: dict[str, Model | None] = {
         "auth.user": leaver,
         "auth.group": spare_group,
         "chats.source": source_a,
@@ -712,7 +712,8 @@ def build_world() -> World:
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
         "chats.auditevent": AuditEvent.objects.order_by("id").first(),
     }
-    assert all(admin_objects.values()), admin_objects
+    assert all(found.values()), found
+    admin_objects = {name: obj for name, obj in found.items() if obj is not None}
     request = RequestFactory().get("/")
     csrf_token = get_token(request)
     world = World(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from django.test.utils import CaptureQueriesContext
 
 from chats.demo.generator import generate
@@ -41,7 +41,12 @@ def _documents(count: int = 40, seed: int = 11) -> list[Any]:
 def _values(model: type[Model], source: Source, **filters: Any) -> list[dict[str, Any]]:
     names = [f.attname for f in model._meta.concrete_fields if f.name not in INGESTION_FIELDS]
     key = "source" if model in (Conversation, IngestionReceipt) else "conversation__source"
-    return list(model.objects.filter(**{key: source}, **filters).values("id", *names))
+    return list(model._default_manager.filter(**{key: source}, **filters).values("id", *names))
+
+
+def _rows(queryset: QuerySet[Any]) -> list[dict[str, Any]]:
+    """The rows as plain dicts, to be rewritten in place (ids replaced by what they identify)."""
+    return list(queryset.values())
 
 
 def snapshot(source: Source) -> dict[str, Any]:
@@ -60,7 +65,7 @@ def snapshot(source: Source) -> dict[str, Any]:
 
     message_key: dict[int, tuple[str, str]] = {}
     messages: dict[tuple[str, str], dict[str, Any]] = {}
-    raw_messages = list(Message.objects.filter(conversation__source=source).values())
+    raw_messages = _rows(Message.objects.filter(conversation__source=source))
     for row in raw_messages:
         message_key[row["id"]] = (ext[row["conversation_id"]], row["key"])
     for row in raw_messages:
@@ -71,32 +76,32 @@ def snapshot(source: Source) -> dict[str, Any]:
         messages[key] = row
 
     call_key: dict[int, tuple[str, str]] = {}
-    calls = {}
-    for row in ToolCall.objects.filter(conversation__source=source).values():
+    calls: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in _rows(ToolCall.objects.filter(conversation__source=source)):
         key = (ext[row.pop("conversation_id")], row["call_id"])
         call_key[row.pop("id")] = key
         row["message_id"] = message_key[row["message_id"]]
         row["result_message_id"] = message_key.get(row["result_message_id"])
         calls[key] = row
 
-    artifacts = Counter()
-    for row in InjectedArtifact.objects.filter(conversation__source=source).values():
+    artifacts: Counter[str] = Counter()
+    for row in _rows(InjectedArtifact.objects.filter(conversation__source=source)):
         row.pop("id")
         row["conversation_id"] = ext[row["conversation_id"]]
         row["message_id"] = message_key[row["message_id"]]
         row["tool_call_id"] = call_key[row["tool_call_id"]]
         artifacts[repr(sorted(row.items()))] += 1
 
-    feedback = Counter()
-    for row in Feedback.objects.filter(conversation__source=source).values():
+    feedback: Counter[str] = Counter()
+    for row in _rows(Feedback.objects.filter(conversation__source=source)):
         for name in ("id", "uuid", "created_at", "updated_at"):
             row.pop(name)
         row["conversation_id"] = ext[row["conversation_id"]]
         row["message_id"] = message_key.get(row["message_id"])
         feedback[repr(sorted(row.items()))] += 1
 
-    receipts = Counter()
-    for row in IngestionReceipt.objects.filter(source=source).values():
+    receipts: Counter[str] = Counter()
+    for row in _rows(IngestionReceipt.objects.filter(source=source)):
         for name in ("id", "uuid", "created_at", "source_id"):
             row.pop(name)
         row["conversation_id"] = ext.get(row["conversation_id"])

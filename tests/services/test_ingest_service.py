@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import threading
+from typing import Any
 
 import pytest
 from django.db import connection, connections
@@ -15,7 +16,7 @@ from chats.services import plan_writer
 from chats.services.ingestion import IngestResult, conversation_ingest
 from chats.services.search import search_index
 
-HISTORY = [
+HISTORY: list[dict[str, Any]] = [
     {"role": "user", "content": "Why are there nonspecific PCR bands?"},
     {
         "role": "assistant",
@@ -36,7 +37,9 @@ HISTORY = [
 ]
 
 
-def chat_document(messages: list[dict], chat_id: str = "airalogy.id.chat.5b0f1b8e-0c1c-4e57-9c43-6d1f0f6b2a10") -> dict:
+def chat_document(
+    messages: list[dict[str, Any]], chat_id: str = "airalogy.id.chat.5b0f1b8e-0c1c-4e57-9c43-6d1f0f6b2a10"
+) -> dict[str, Any]:
     return {
         "chat_id": chat_id,
         "user_id": "u-1",
@@ -45,8 +48,10 @@ def chat_document(messages: list[dict], chat_id: str = "airalogy.id.chat.5b0f1b8
     }
 
 
-def ingest(source: Source, document: object, **kwargs: object) -> IngestResult:
-    return conversation_ingest(source=source, document=document, **kwargs)
+def ingest(
+    source: Source, document: object, *, format: str | None = None, external_id: str | None = None
+) -> IngestResult:
+    return conversation_ingest(source=source, document=document, format=format, external_id=external_id)
 
 
 def active_texts(conversation: Conversation) -> list[str]:
@@ -59,11 +64,12 @@ def test_a_new_conversation_is_created_with_its_messages_tool_calls_and_receipt(
 
     assert result.outcome == "created"
     conversation = result.conversation
+    assert conversation is not None
     assert conversation.external_id == "airalogy.id.chat.5b0f1b8e-0c1c-4e57-9c43-6d1f0f6b2a10"
     assert conversation.message_count == 4 and conversation.tool_call_count == 1
     call = ToolCall.objects.get(conversation=conversation)
     assert call.name == "airalogy_search" and call.parsed_arguments == {"keywords": ["PCR", "nonspecific bands"]}
-    assert call.result_message.role == "tool"
+    assert call.result_message is not None and call.result_message.role == "tool"
     assert conversation.messages.get(position=1).raw == HISTORY[1]
     receipt = IngestionReceipt.objects.get(uuid=result.receipt.uuid)
     assert receipt.outcome == "created" and receipt.payload == chat_document(HISTORY)
@@ -109,6 +115,7 @@ def test_an_edited_history_branches_from_the_last_common_message_and_becomes_act
 
     conversation = result.conversation
     assert result.outcome == "updated"
+    assert conversation is not None
     assert conversation.message_count == 5 and conversation.branch_count == 1
     new, old = Message.objects.filter(conversation=conversation, depth=3).order_by("-position")
     assert new.parent_id == old.parent_id  # siblings under the tool result
@@ -123,6 +130,7 @@ def test_a_document_without_an_id_gets_a_stable_generated_one(source):
     first = ingest(source, HISTORY, format="openai")
     second = ingest(source, HISTORY, format="openai")
 
+    assert first.conversation is not None
     assert first.external_id.startswith("gen-") and first.conversation.external_id_generated
     assert second.outcome == "unchanged" and second.external_id == first.external_id
 
@@ -150,7 +158,8 @@ def test_a_late_tool_result_answers_the_call_stored_unanswered(source):
 
     ingest(source, chat_document(HISTORY))
 
-    assert ToolCall.objects.get().result_message.role == "tool"
+    result_message = ToolCall.objects.get().result_message
+    assert result_message is not None and result_message.role == "tool"
 
 
 @pytest.mark.django_db
@@ -204,7 +213,9 @@ def test_injected_artifacts_are_stored_with_their_call(source):
         True,
         True,
     )
+    assert artifact.payload is not None and result.conversation is not None
     assert artifact.tool_call.call_id == "call_p" and artifact.payload["markdown"] == "# PCR"
+    assert result.conversation.injection_context is not None
     assert result.conversation.injection_context["inject_airalogy_protocols"]["enabled"] is True
 
 
@@ -248,7 +259,7 @@ def test_masterbrain_human_feedback_is_imported_once(source):
     conversation = Conversation.objects.get()
     feedback = conversation.feedback.get()
     assert (feedback.origin, feedback.score, feedback.comment) == ("masterbrain", -1, "too vague")
-    assert feedback.message.position == 3
+    assert feedback.message is not None and feedback.message.position == 3
     assert again.outcome == "unchanged" and conversation.score_down == 1
 
 
@@ -319,7 +330,7 @@ def test_new_messages_or_a_new_title_make_the_vector_stale_again_and_a_replay_do
     assert vector_matches("photobleaching") == 1
 
 
-def graph(count: int) -> dict:
+def graph(count: int) -> dict[str, Any]:
     nodes = [
         {
             "node_id": f"n{n}",

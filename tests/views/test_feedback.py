@@ -12,10 +12,11 @@ from django.urls import reverse
 from chats.models import AuditEvent, Conversation, Feedback, Message, Source
 from chats.services.feedback import feedback_submit
 from tests import factories
+from tests.fixture_documents import load_fixture
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
+HTMX: dict[str, Any] = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
@@ -58,6 +59,7 @@ def test_htmx_feedback_returns_the_re_rendered_block(
     assert [label.name for label in feedback.labels.all()] == ["helpful"]
     assert feedback.correction == "Better answer"
     event = AuditEvent.objects.get(action="feedback.created")
+    assert event.after is not None
     assert event.after["labels"] == ["helpful"]
 
 
@@ -115,6 +117,7 @@ def test_posting_again_changes_the_reviewers_own_feedback(
     assert own.score == 0
     assert Feedback.objects.filter(author=reviewer).count() == 1
     event = AuditEvent.objects.get(action="feedback.updated")
+    assert event.before is not None and event.after is not None
     assert event.before["score"] == 1 and event.after["score"] == 0
     assert event.after["labels"] == ["hallucination"]
 
@@ -157,7 +160,7 @@ def test_a_reviewer_deletes_their_own_feedback(
 
 
 def test_imported_feedback_cannot_be_changed_by_a_reviewer(client: Client, reviewer: User, source: Source) -> None:
-    document = factories.load_fixture("chat_document/masterbrain_chat_document.json")
+    document = load_fixture("chat_document/masterbrain_chat_document.json")
     conversation = factories.ingest(source, document, format="chat_document")
     imported = conversation.feedback.filter(author__isnull=True).select_related("message").first()
     assert imported is not None, "the fixture carries human_feedback"
@@ -295,7 +298,8 @@ def test_htmx_fetches_the_open_form_of_one_message(
     client.force_login(reviewer)
     url = reverse("chats:feedback_form", args=[conversation.uuid])
 
-    response = client.get(url, {"message": answer.pk, "next": conversation.get_absolute_url()}, **HTMX)
+    query: dict[str, str | int] = {"message": answer.pk, "next": conversation.get_absolute_url()}
+    response = client.get(url, query, **HTMX)
 
     body = response.content.decode()
     assert response.status_code == 200

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from chats.models import Conversation, Message, Source
 from tests import factories
+from tests.fixture_documents import load_fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -320,7 +321,7 @@ def test_chatgpt_branches_and_imported_feedback_show(client: Client, reviewer: U
 
 
 def test_imported_feedback_is_shown_with_its_origin(client: Client, reviewer: User, source: Source) -> None:
-    document = factories.load_fixture("chat_document/masterbrain_chat_document.json")
+    document = load_fixture("chat_document/masterbrain_chat_document.json")
     conversation = factories.ingest(source, document, format="chat_document")
     assert conversation.feedback.exists(), "the fixture carries human_feedback"
     body = signed_in(client, reviewer).get(conversation.get_absolute_url()).content.decode()
