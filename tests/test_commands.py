@@ -166,3 +166,16 @@ def test_import_of_an_open_webui_export_imports_each_chat_with_its_tree_and_rati
     assert None not in scores  # imported ratings always carry a score
     assert sorted(score for score in scores if score is not None) == [-1, 1]
     assert "0 created" in run("import_conversations", str(export), "--source", "openwebui", "--no-progress")
+
+
+def test_import_refuses_a_zip_bomb_with_a_clear_error_and_stores_nothing(tmp_path: Path):
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("conversations.json", b"[" + b" " * (3 * 2**20) + b"]")
+    out = io.StringIO()
+
+    with pytest.raises(CommandError):
+        call_command("import_conversations", str(archive), "--max-member-mb", "1", "--no-progress", stdout=out)
+
+    assert "over the limit of 1,048,576" in out.getvalue()
+    assert Conversation.objects.count() == 0

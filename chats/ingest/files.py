@@ -15,6 +15,36 @@ from typing import Any
 from chats import jsonio
 
 
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """What a .zip may hold before it is refused unread: a ChatGPT export has a few members, and its
+    conversations.json is at most a few hundred megabytes. The sizes are the members' uncompressed ones, checked
+    before anything is decompressed, and again while reading (a header may lie)."""
+
+    max_members: int = 10_000
+    max_member_bytes: int = 1024 * 1024 * 1024
+
+
+DEFAULT_LIMITS = ArchiveLimits()
+
+
+class ArchiveTooLarge(ValueError):
+    pass
+
+
+def _read_member(archive: zipfile.ZipFile, name: str, limits: ArchiveLimits) -> bytes:
+    info = archive.getinfo(name)
+    if info.file_size > limits.max_member_bytes:
+        raise ArchiveTooLarge(
+            f"{name} is {info.file_size:,} bytes uncompressed, over the limit of {limits.max_member_bytes:,}"
+        )
+    with archive.open(info) as member:
+        data = member.read(limits.max_member_bytes + 1)
+    if len(data) > limits.max_member_bytes:
+        raise ArchiveTooLarge(f"{name} is over the limit of {limits.max_member_bytes:,} bytes uncompressed")
+    return data
+
+
 @dataclass
 class Item:
     label: str  # where the item came from: "file.jsonl:12"
@@ -45,7 +75,29 @@ def _read_json(label: str, text: str | bytes) -> tuple[Any, str]:
         return None, f"{label}: not valid JSON: {error}"
 
 
-def iter_items(path: Path) -> Iterator[Item]:
+def _read_archive(path: Path, limits: ArchiveLimits) -> tuple[Any, str, Any, str] | None:
+    """conversations.json and message_feedback.json of a ChatGPT export's .zip, each read and its error; None when
+    the archive holds no conversations.json."""
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        if len(members) > limits.max_members:
+            raise ArchiveTooLarge(f"the archive has {len(members):,} members, over the limit of {limits.max_members:,}")
+        names = {Path(info.filename).name: info.filename for info in members}
+        if "conversations.json" not in names:
+            return None
+        conversations, error = _read_json(
+            f"{path}:conversations.json", _read_member(archive, names["conversations.json"], limits)
+        )
+        feedback: Any = []
+        feedback_error = ""
+        if "message_feedback.json" in names:
+            feedback, feedback_error = _read_json(
+                f"{path}:message_feedback.json", _read_member(archive, names["message_feedback.json"], limits)
+            )
+    return conversations, error, feedback, feedback_error
+
+
+def iter_items(path: Path, limits: ArchiveLimits = DEFAULT_LIMITS) -> Iterator[Item]:
     if path.is_dir():
         conversations_file = path / "conversations.json"
         if not conversations_file.exists():
@@ -61,17 +113,15 @@ def iter_items(path: Path) -> Iterator[Item]:
             return
         yield from _chatgpt_items(str(conversations_file), conversations, feedback or [])
     elif path.suffix == ".zip":
-        with zipfile.ZipFile(path) as archive:
-            names = {Path(name).name: name for name in archive.namelist()}
-            if "conversations.json" not in names:
-                yield Item(str(path), error="the archive holds no conversations.json")
-                return
-            conversations, error = _read_json(f"{path}:conversations.json", archive.read(names["conversations.json"]))
-            feedback, feedback_error = [], ""
-            if "message_feedback.json" in names:
-                feedback, feedback_error = _read_json(
-                    f"{path}:message_feedback.json", archive.read(names["message_feedback.json"])
-                )
+        try:
+            read = _read_archive(path, limits)
+        except (zipfile.BadZipFile, ArchiveTooLarge) as problem:
+            yield Item(str(path), error=f"not imported: {problem}")
+            return
+        if read is None:
+            yield Item(str(path), error="the archive holds no conversations.json")
+            return
+        conversations, error, feedback, feedback_error = read
         if error or feedback_error:
             yield Item(str(path), error=error or feedback_error)
             return

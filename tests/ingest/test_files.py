@@ -7,7 +7,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from chats.ingest.files import iter_items
+from chats.ingest.files import ArchiveLimits, iter_items
 from tests.fixture_documents import fixture_path, load_fixture
 
 
@@ -73,3 +73,46 @@ def test_a_folder_without_conversations_json_is_one_error(tmp_path: Path) -> Non
     [item] = iter_items(tmp_path)
 
     assert item.error == "a folder must be a ChatGPT export holding conversations.json"
+
+
+def test_a_zip_member_over_the_size_limit_is_refused_before_it_is_decompressed(tmp_path: Path) -> None:
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("conversations.json", b"[" + b" " * 5_000_000 + b"]")  # 5 MB of spaces: a few KB compressed
+
+    [item] = iter_items(archive, ArchiveLimits(max_member_bytes=1_000_000))
+
+    assert item.document is None
+    assert "conversations.json is 5,000,002 bytes uncompressed, over the limit of 1,000,000" in item.error
+    assert archive.stat().st_size < 50_000
+
+
+def test_a_zip_with_too_many_members_is_refused(tmp_path: Path) -> None:
+    archive = tmp_path / "many.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("conversations.json", "[]")
+        for number in range(20):
+            zf.writestr(f"junk/{number}", "")
+
+    [item] = iter_items(archive, ArchiveLimits(max_members=10))
+
+    assert item.error == "not imported: the archive has 21 members, over the limit of 10"
+
+
+def test_a_member_whose_header_understates_its_size_is_still_cut_at_the_limit(tmp_path: Path) -> None:
+    archive = tmp_path / "liar.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("conversations.json", b"[" + b" " * 3_000 + b"]")
+    with zipfile.ZipFile(archive) as zf:
+        info = zf.getinfo("conversations.json")
+    # Rewrite the sizes in both headers to claim 10 bytes.
+    data = bytearray(archive.read_bytes())
+    real = (info.file_size).to_bytes(4, "little")
+    data = bytearray(bytes(data).replace(real, (10).to_bytes(4, "little")))
+    archive.write_bytes(bytes(data))
+
+    [item] = iter_items(archive, ArchiveLimits(max_member_bytes=1_000))
+
+    assert item.document is None
+    # zipfile reads no more than the header says, and the short read fails its CRC check: refused, not read whole.
+    assert item.error.startswith("not imported: Bad CRC-32"), item.error

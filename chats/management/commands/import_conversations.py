@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from chats import ingest
-from chats.ingest.files import iter_items
+from chats.ingest.files import DEFAULT_LIMITS, ArchiveLimits, iter_items
 from chats.models import Outcome
 from chats.services.audit import CommandActor
 from chats.services.ingestion import conversation_ingest
@@ -30,6 +30,18 @@ class Command(BaseCommand):
         parser.add_argument("--format", dest="format_name", choices=ingest.FORMATS, help="Skip detection.")
         parser.add_argument("--source", default="import", help="The source to import into (created if needed).")
         parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
+        parser.add_argument(
+            "--max-member-mb",
+            type=int,
+            default=DEFAULT_LIMITS.max_member_bytes // 2**20,
+            help="Refuse a .zip whose conversations.json (uncompressed) is larger (default %(default)s).",
+        )
+        parser.add_argument(
+            "--max-members",
+            type=int,
+            default=DEFAULT_LIMITS.max_members,
+            help="Refuse a .zip with more members (default %(default)s).",
+        )
 
     def handle(
         self,
@@ -38,8 +50,11 @@ class Command(BaseCommand):
         format_name: str | None,
         source: str,
         no_progress: bool,
+        max_member_mb: int,
+        max_members: int,
         **options: Any,
     ) -> None:
+        limits = ArchiveLimits(max_members=max_members, max_member_bytes=max_member_mb * 2**20)
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise CommandError(f"No such file or folder: {', '.join(missing)}")
@@ -47,7 +62,7 @@ class Command(BaseCommand):
         source_obj, _ = source_get_or_create(name=source, actor=actor)
         counts: Counter[str] = Counter()
         failures: list[str] = []
-        items = (item for path in paths for item in iter_items(path))
+        items = (item for path in paths for item in iter_items(path, limits))
         for item in tqdm(items, desc="Importing", unit="conv", disable=no_progress, file=self.stderr):
             if item.error:
                 counts[Outcome.REJECTED] += 1
