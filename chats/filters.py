@@ -58,8 +58,10 @@ def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet
     index finds a page of matches quickly.
     """
     query = SearchQuery(value, config="english", search_type="websearch")
-    stale = _stale_matches(value)
-    ids = list(Conversation.objects.filter(search_vector=query).values_list("id", flat=True)[: SEARCH_PROBE_LIMIT + 1])
+    # Both probes read only what the caller may see (``queryset`` is scoped to it, and filtered): neither their
+    # answers nor their timing say anything about other sources' conversations.
+    stale = _stale_matches(queryset, value)
+    ids = list(queryset.filter(search_vector=query).order_by().values_list("id", flat=True)[: SEARCH_PROBE_LIMIT + 1])
     if len(ids) <= SEARCH_PROBE_LIMIT:
         return queryset.extra(
             where=["chats_conversation.id = ANY(ARRAY(SELECT unnest(%s::bigint[])))"],
@@ -68,16 +70,19 @@ def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet
     return queryset.filter(Q(search_vector=query) | Q(id__in=stale))
 
 
-def _stale_matches(value: str) -> list[int]:
-    """The stale conversations whose text matches: the indexer's own text and vector, computed for them alone
-    (through the partial index on stale rows, so the cost follows the indexer's backlog, not the table)."""
+def _stale_matches(queryset: QuerySet[Conversation], value: str) -> list[int]:
+    """The stale conversations of ``queryset`` whose text matches: the indexer's own text and vector, computed for
+    them alone (through the partial index on stale rows, so the cost follows the indexer's backlog, not the
+    table)."""
+    scope, params = queryset.filter(search_stale=True).order_by().values("id").query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             SELECT c.id FROM chats_conversation c
-            WHERE c.search_stale AND {SEARCH_DOCUMENT_SQL} @@ websearch_to_tsquery('english', %s)
+            WHERE c.search_stale AND c.id IN ({scope})
+              AND {SEARCH_DOCUMENT_SQL} @@ websearch_to_tsquery('english', %s)
             """,
-            [SEARCH_TEXT_LIMIT, value],
+            [*params, SEARCH_TEXT_LIMIT, value],
         )
         return [row[0] for row in cursor.fetchall()]
 
@@ -133,11 +138,28 @@ class ConversationFilter(django_filters.FilterSet):
         model = Conversation
         fields: list[str] = []
 
+    def __init__(
+        self,
+        data: Any = None,
+        queryset: QuerySet[Conversation] | None = None,
+        *,
+        request: Any = None,
+        prefix: str | None = None,
+    ) -> None:
+        super().__init__(data, queryset, request=request, prefix=prefix)
+        # The sources offered and accepted are those of the conversations the caller may read (``queryset`` is
+        # scoped to the caller): another source's name answers exactly as a name that does not exist.
+        self.filters["source"].queryset = Source.objects.filter(
+            Exists(self.queryset.order_by().filter(source=OuterRef("pk")))
+        ).order_by("name")
+
     def filter_date_from(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
         return queryset.filter(last_activity_at__gte=_start_of(value))
 
     def filter_date_to(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
-        # Inclusive: everything before the start of the next day.
+        # Inclusive: everything before the start of the next day (the calendar's last day has none: no bound).
+        if value >= dt.date.max:
+            return queryset
         return queryset.filter(last_activity_at__lt=_start_of(value + dt.timedelta(days=1)))
 
     def filter_role(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from chats.models import Conversation
-from chats.selectors.conversations import PAGE_SIZE, Page, conversation_page, decode_cursor
+from chats.selectors.conversations import MAX_ID, PAGE_SIZE, Page, conversation_page, decode_cursor
 
 MAX_PAGE_SIZE = 200
 NOT_A_CURSOR = "not a cursor this API gave out"
@@ -107,7 +107,11 @@ class FeedbackPagination(CursorPagination):
 
     def decode_cursor(self, request: Request) -> Any:
         try:
-            return super().decode_cursor(request)
-        except exceptions.NotFound:
+            cursor = super().decode_cursor(request)
+            # DRF checks the offset but not the position, which is compared with the id: a bigint, or no cursor.
+            if cursor is not None and cursor.position is not None and not 0 < int(cursor.position) <= MAX_ID:
+                raise ValueError(cursor.position)
+        except (exceptions.NotFound, ValueError):
             # A malformed parameter, like every other: 400 naming it (DRF answers 404).
             raise exceptions.ValidationError({self.cursor_query_param: [NOT_A_CURSOR]}) from None
+        return cursor

@@ -44,15 +44,22 @@ def encode_cursor(conversation: Conversation) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
+# Row ids are bigints: a cursor naming one outside their range names no row.
+MAX_ID = 2**63 - 1
+
+
 def decode_cursor(cursor: str) -> tuple[dt.datetime, int] | None:
+    """The (moment, id) a cursor of encode_cursor names, or None for anything else: a moment without an offset,
+    one that is not a real instant in UTC (year 1 at +23:59), or an id that is not a row's."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        moment, pk = raw.rsplit("|", 1)
+        moment, pk_text = raw.rsplit("|", 1)
         parsed = dt.datetime.fromisoformat(moment)
-        if parsed.tzinfo is None:
+        pk = int(pk_text)
+        if parsed.tzinfo is None or not 0 < pk <= MAX_ID:
             return None
-        return parsed, int(pk)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return parsed.astimezone(dt.UTC), pk
+    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
         return None
 
 
