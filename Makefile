@@ -9,7 +9,7 @@ PY := $(BIN)/python
 PYTHON ?= $(shell ./scripts/find-python)
 export PYTEST_ADDOPTS ?=
 
-.PHONY: help run test test-all lint bench venv dev-venv browser redis migrate clean
+.PHONY: help run test test-all lint bench fuzz venv dev-venv browser redis migrate clean
 
 help:
 	@echo "make run    set up .venv, migrate, load demo data, serve on http://127.0.0.1:8000 (SQLite unless DATABASE_URL is set)"
@@ -17,6 +17,7 @@ help:
 	@echo "make test-all  make test, then the slow tests again at full length (a minute of load)"
 	@echo "make lint   ruff and mypy only"
 	@echo "make bench  run the benchmarks against PostgreSQL"
+	@echo "make fuzz   the fuzz and query-string suites with many more examples, random each run (nightly)"
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "No Python 3.12+ found. Install one (e.g. pyenv install 3.12) or set PYTHON=/path/to/python3.12." >&2; exit 1; }
@@ -82,3 +83,11 @@ bench: dev-venv
 
 clean:
 	rm -rf $(VENV) var/staticfiles .mypy_cache .ruff_cache .pytest_cache
+
+# Nightly-style: hypothesis and schemathesis with many more examples and longer stateful sequences, on random
+# seeds (failures are saved in .hypothesis/ and replayed first next time). CI runs the same tests bounded.
+FUZZ_EXAMPLES ?= 300
+fuzz: dev-venv
+	@db=$$(./scripts/test-database-url); \
+	CI= DATABASE_URL="$$db" FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_STEPS=40 \
+	  $(BIN)/pytest tests/fuzz tests/security/test_query_strings.py -q $(PYTEST_ARGS)

@@ -22,6 +22,8 @@ _OVERRIDE = os.environ.get("FUZZ_EXAMPLES", "").strip()
 
 PARSER_EXAMPLES = 200  # per test: a parser call takes about a millisecond
 API_EXAMPLES = 25  # per operation: a request takes tens of milliseconds
+STATEFUL_EXAMPLES = 20  # sequences per caller, of up to STATEFUL_STEPS calls each
+STATEFUL_STEPS = 12
 
 
 def _examples(default: int) -> int:
@@ -50,6 +52,13 @@ settings.register_profile("fuzz-parsers", max_examples=_examples(PARSER_EXAMPLES
 settings.register_profile(
     "fuzz-api",
     max_examples=_examples(API_EXAMPLES),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    **_COMMON,
+)
+settings.register_profile(
+    "fuzz-stateful",
+    max_examples=_examples(STATEFUL_EXAMPLES),
+    stateful_step_count=int(os.environ.get("FUZZ_STEPS", "") or STATEFUL_STEPS),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     **_COMMON,
 )

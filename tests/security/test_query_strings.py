@@ -13,6 +13,7 @@ The named regressions below each reproduce one crash that was found by hand, so 
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -21,7 +22,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chats.filters import ConversationFilter, ExportFilter, FeedbackFilter
@@ -32,12 +33,13 @@ from tests.factories import last_assistant, make_conversation, make_record_qa
 
 pytestmark = pytest.mark.django_db
 
+# FUZZ_EXAMPLES raises the count for a longer hunt (`make fuzz`).
 QUERY = settings(
-    max_examples=30,
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "") or 20),
     deadline=None,
     derandomize=True,
     database=None,
-    suppress_health_check=list(__import__("hypothesis").HealthCheck),
+    suppress_health_check=list(HealthCheck),
 )
 
 

@@ -1,0 +1,73 @@
+"""Schemathesis's stateful run: sequences of calls that follow the links between operations (an ingest's receipt
+and conversation, a feedback entry's uuid), so that the fuzzer reaches reads and writes of what it has just
+created instead of 404s. Links are inferred by schemathesis from the response schemas and path parameters.
+
+Each caller runs its own machine: a source's key (ingest, then read what it stored), and a reviewer's session
+(give feedback, then read, change and delete it). Every answer is checked against the schema and must not be a
+server error. The example count follows the fuzz profile (``FUZZ_EXAMPLES`` raises it; ``make fuzz`` does).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import pytest
+from django.test import Client
+from hypothesis import settings
+
+from chats.services.sources import api_key_create
+from tests.factories import make_conversation, make_labels
+from tests.fuzz.test_api import CHECKS, api_schema, wsgi_app  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.django_db
+
+STATEFUL = settings.get_profile("fuzz-stateful")
+
+
+def _machine(schema: Any, credentials: dict[str, Any], seen: list[tuple[str, str, int]]) -> Any:
+    class Workflow(schema.as_state_machine()):  # type: ignore[misc]
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return dict(credentials)
+
+        def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
+            seen.append((case.method.upper(), case.operation.path, response.status_code))
+            case.validate_response(response, checks=CHECKS)
+
+    return Workflow
+
+
+def test_the_links_between_operations_are_known(api_schema: Any) -> None:  # noqa: F811
+    machine = api_schema.as_state_machine()
+    # Without links the stateful run would only repeat the stateless one.
+    assert machine.bundles, "no links between operations"
+
+
+def test_a_source_key_ingests_and_reads_back_statefully(api_schema: Any, source: Any) -> None:  # noqa: F811
+    make_conversation(source, n_messages=5)
+    _, key = api_key_create(source=source)
+    seen: list[tuple[str, str, int]] = []
+    _machine(api_schema, {"headers": {"Authorization": f"Api-Key {key}"}}, seen).run(settings=STATEFUL)
+    assert seen and all(status < 500 for _, _, status in seen)
+    # A uuid read from a list answer opened its conversation: a random uuid names none, so only a link gets here.
+    assert ("GET", "/api/v1/conversations/{uuid}/", 200) in seen
+
+
+def test_a_reviewer_gives_and_changes_feedback_statefully(
+    api_schema: Any,  # noqa: F811
+    source: Any,
+    reviewer: Any,
+) -> None:
+    make_labels("helpful")
+    make_conversation(source, n_messages=5)
+    session = Client()
+    session.force_login(reviewer)
+    csrf = secrets.token_hex(16)
+    credentials = {
+        "headers": {"X-CSRFToken": csrf},
+        "cookies": {"sessionid": session.cookies["sessionid"].value, "csrftoken": csrf},
+    }
+    seen: list[tuple[str, str, int]] = []
+    _machine(api_schema, credentials, seen).run(settings=STATEFUL)
+    assert seen and all(status < 500 for _, _, status in seen)
+    assert ("GET", "/api/v1/conversations/{uuid}/", 200) in seen
