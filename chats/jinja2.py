@@ -24,7 +24,7 @@ from django.utils import dateformat, formats, timezone
 from django.utils.safestring import SafeString
 from django.utils.text import slugify as django_slugify
 
-from chats import rendering
+from chats import remote_media, rendering
 
 if TYPE_CHECKING:
     from chats.models import Feedback, InjectedArtifact
@@ -87,24 +87,20 @@ def as_json_or_none(text: str) -> Any:
     return rendering.json_or_none(text or "")
 
 
-def safe_image_src(url: Any) -> str:
-    """The URL when an <img> may load it (https or data:image/), else ""."""
-    return url if isinstance(url, str) and rendering.safe_image_src(url) else ""
+def image_source(url: Any) -> remote_media.MediaSource:
+    """What an image part's URL shows as: an <img>, a placeholder naming its host, or a note (remote_media)."""
+    return remote_media.media_source(url, "image")
 
 
-def _safe_media_src(url: Any) -> str:
-    return url if isinstance(url, str) and url.strip().lower().startswith(("https:", "data:audio/")) else ""
-
-
-def audio_data_uri(part: dict[str, Any]) -> str:
-    """An audio part as a playable URI: its https URL, or its base64 data as a data: URI."""
+def audio_source(part: dict[str, Any]) -> remote_media.MediaSource:
+    """An audio part's URL, or its base64 data as a data: URI, decided as image_source decides an image."""
     url = part.get("url")
     if isinstance(url, str):
-        return _safe_media_src(url)
+        return remote_media.media_source(url, "audio")
     data, fmt = part.get("data"), part.get("format") or "wav"
     if isinstance(data, str) and isinstance(fmt, str) and fmt.isalnum():
-        return f"data:audio/{fmt};base64,{data}"
-    return ""
+        return remote_media.media_source(f"data:audio/{fmt};base64,{data}", "audio")
+    return remote_media.media_source(None, "audio")
 
 
 def score_symbol(score: int | None) -> str:
@@ -250,8 +246,9 @@ def environment(**options: Any) -> jinja2.Environment:
             "markdown": markdown,
             "pretty_json": rendering.pretty_json,
             "as_json_or_none": as_json_or_none,
-            "safe_image_src": safe_image_src,
-            "audio_data_uri": audio_data_uri,
+            "image_source": image_source,
+            "audio_source": audio_source,
+            "remote_placeholder": remote_media.placeholder,
             "score_symbol": score_symbol,
             "score_word": score_word,
             "label_names": label_names,

@@ -2,44 +2,61 @@
 
 Markdown is rendered by markdown-it-py in the CommonMark preset with raw HTML off (so ``<script>`` stays text), then
 the HTML is cleaned by nh3 with an allow-list: no script, no event handlers, no ``style``, links limited to http(s)
-and mailto (and given ``rel="noopener noreferrer nofollow"``), images limited to https and ``data:image/`` URIs and
-loaded lazily without a referrer. nh3 runs even though markdown-it already escapes HTML: it is the one place that
-decides what may reach the page, whatever the renderer does.
+and mailto (and given ``rel="noopener noreferrer nofollow"``), images limited to what chats/remote_media.py lets a
+page load (``data:image/`` URIs and trusted hosts), loaded lazily without a referrer; any other web image is rendered
+as that module's placeholder button. nh3 runs even though markdown-it already escapes HTML: it is the one place
+that decides what may reach the page, whatever the renderer does.
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Collection, Sequence
+from functools import lru_cache, partial
 from typing import Any
 
 import nh3
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
+from chats import remote_media
 
 ALLOWED_TAGS = {
-    "a", "abbr", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i",
-    "img", "kbd", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table", "tbody", "td", "th", "thead", "tr",
-    "ul",
+    "a", "abbr", "b", "blockquote", "br", "button", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr",
+    "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup", "table", "tbody", "td", "th",
+    "thead", "tr", "ul",
 }  # fmt: skip
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
     "img": {"src", "alt", "title"},
+    # Only the placeholder of a remote image (remote_media.placeholder); the filter below checks every value.
+    "button": {"type", "class", "title", "data-remote-url"},
+    "span": {"class"},
     "ol": {"start"},
     "code": {"class"},
     "th": {"colspan", "rowspan"},
     "td": {"colspan", "rowspan"},
 }
 LINK_SCHEMES = ("http:", "https:", "mailto:")
-# A data: image cannot run script when shown by <img> (even SVG), so data:image/ is safe to allow.
-IMAGE_PREFIXES = ("https:", "data:image/")
+
+
+def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """A Markdown image: an <img> when the page may load it, else the placeholder of a remote image."""
+    source = remote_media.media_source(tokens[idx].attrGet("src"), trusted=env["trusted"])
+    if source.remote:
+        return str(remote_media.placeholder(source))
+    return RendererHTML.image(self, tokens, idx, options, env)
 
 
 def _markdown() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
-        ["table", "strikethrough"]
-    )
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    md.add_render_rule("image", _image)
+    return md
 
 
 _MD = _markdown()
@@ -49,27 +66,30 @@ def safe_link(url: str) -> bool:
     return url.strip().lower().startswith(LINK_SCHEMES)
 
 
-def safe_image_src(url: str) -> bool:
-    return url.strip().lower().startswith(IMAGE_PREFIXES)
-
-
-def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+def _attribute_filter(trusted: Collection[str], tag: str, attribute: str, value: str) -> str | None:
     if tag == "a" and attribute == "href":
         return value if safe_link(value) or value.startswith("#") else None
     if tag == "img" and attribute == "src":
-        return value if safe_image_src(value) else None
+        return value if remote_media.media_source(value, trusted=trusted).inline else None
+    if tag == "button" and attribute == "data-remote-url":
+        return value if remote_media.media_source(value, trusted=trusted).remote else None
+    if tag == "button" and attribute == "type":
+        return "button"
+    if attribute == "class" and tag in {"button", "span"}:
+        return value if value in remote_media.PLACEHOLDER_CLASSES else None
     if tag == "code" and attribute == "class":
         # Only the "language-xyz" hint of fenced code.
         return value if value.startswith("language-") and value.replace("-", "").isalnum() else None
     return value
 
 
-def sanitize_html(html: str) -> str:
+def sanitize_html(html: str, trusted: Collection[str]) -> str:
+    """Rendered Markdown through the allow-list; ``trusted``: the hosts whose images may stay <img>."""
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,
         attributes=ALLOWED_ATTRIBUTES,
-        attribute_filter=_attribute_filter,
+        attribute_filter=partial(_attribute_filter, trusted),
         url_schemes={"http", "https", "mailto", "data"},
         link_rel="noopener noreferrer nofollow",
         set_tag_attribute_values={"img": {"referrerpolicy": "no-referrer", "loading": "lazy"}},
@@ -79,8 +99,9 @@ def sanitize_html(html: str) -> str:
 
 
 @lru_cache(maxsize=2048)
-def _render(text: str) -> str:
-    return sanitize_html(_MD.render(text))
+def _render(text: str, trusted: frozenset[str]) -> str:
+    # The trusted hosts are part of the key: the same text renders otherwise when the setting differs.
+    return sanitize_html(_MD.render(text, {"trusted": trusted}), trusted)
 
 
 # A page shows this many characters of one text at most: a browser cannot lay out megabytes of one message (a single
@@ -102,9 +123,9 @@ def render_markdown(text: str) -> SafeString:
         return mark_safe("")
     if len(text) > DISPLAY_CHARS:
         notice = escape(shortened_notice(len(text)))
-        html = _render(text[:DISPLAY_CHARS])
+        html = _render(text[:DISPLAY_CHARS], remote_media.trusted_hosts())
         return mark_safe(f'{html}<p class="shortened" role="note">{notice}</p>')  # noqa: S308 - cleaned, escaped
-    return mark_safe(_render(text))  # noqa: S308 - cleaned by nh3 with an allow-list
+    return mark_safe(_render(text, remote_media.trusted_hosts()))  # noqa: S308 - cleaned by nh3 with an allow-list
 
 
 TOO_DEEP = "(nested too deeply to show)"

@@ -52,6 +52,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+_HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
+
+
+def env_hosts(name: str) -> list[str]:
+    """Comma-separated host names (files.example.org), lower-cased; none when unset. A scheme, port, path or
+    wildcard is refused: each name stands for exactly that host."""
+    hosts = [host.lower() for host in env_list(name, [])]
+    for host in hosts:
+        if not _HOST_NAME.fullmatch(host):
+            raise ImproperlyConfigured(
+                f"{name}: {host!r} is not a host name. Write names such as files.example.org, separated by commas, "
+                "without scheme, port, path or wildcard."
+            )
+    return hosts
+
+
 def env_rate(name: str, default: str) -> str:
     """A throttle rate as DRF reads it: a count per period, e.g. 600/min (periods: s, sec, m, min, h, hour, d, day)."""
     raw = os.environ.get(name)

@@ -10,7 +10,7 @@ import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
-from masterbrain_site.env import env_bool, env_int, env_list, env_rate, env_str, parse_database_url
+from masterbrain_site.env import env_bool, env_hosts, env_int, env_list, env_rate, env_str, parse_database_url
 
 # Django's generic classes (ModelAdmin[Model], ModelForm[Model]) subscriptable at run time, as their type hints are.
 django_stubs_ext.monkeypatch()
@@ -160,13 +160,22 @@ SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 if _proxy_ssl_header := env_str("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header, "https")
 
-# Model output is untrusted: no inline script, no foreign script, images from https and data: only.
+# --- Images -----------------------------------------------------------------------------------------------------
+# An image or audio URL in a conversation was written by a model or a tool: loading it would tell its host each
+# reviewer's address and when they opened the thread. Pages load only data: URIs and https URLs of these hosts
+# (comma-separated host names; none by default), and the CSP below allows nothing else. Any other image shows as a
+# button naming its host, which opens it in a new tab (chats/remote_media.py decides; docs/SECURITY.md, "Images").
+MASTERBRAIN_TRUSTED_IMAGE_HOSTS = env_hosts("MASTERBRAIN_TRUSTED_IMAGE_HOSTS")
+_MEDIA_SOURCES = [CSP.SELF, "data:", *(f"https://{host}" for host in MASTERBRAIN_TRUSTED_IMAGE_HOSTS)]
+# --- end of Images ----------------------------------------------------------------------------------------------
+
+# Model output is untrusted: no inline script, no foreign script, images and audio as the Images block says.
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
     "style-src": [CSP.SELF],
-    "img-src": [CSP.SELF, "https:", "data:"],
-    "media-src": [CSP.SELF, "https:", "data:"],
+    "img-src": _MEDIA_SOURCES,
+    "media-src": _MEDIA_SOURCES,
     "connect-src": [CSP.SELF],
     "object-src": [CSP.NONE],
     "base-uri": [CSP.NONE],

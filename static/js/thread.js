@@ -1,4 +1,5 @@
-// The thread: j and k move between messages; following a link to a message (#m-...) focuses it.
+// The thread: j and k move between messages; following a link to a message (#m-...) focuses it; a remote image's
+// button opens it in a new tab.
 (function () {
   "use strict";
   window.mbNav(function (message) {
@@ -19,4 +20,15 @@
 
   window.addEventListener("hashchange", focusHash);
   document.addEventListener("DOMContentLoaded", focusHash);
+
+  // A remote image or audio (chats/remote_media.py) loads only when the reviewer asks, in a new tab: the page's
+  // CSP allows no other host, and the new tab gets neither this page's address (noreferrer) nor a handle on it.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button[data-remote-url]");
+    if (!button) return;
+    event.preventDefault();
+    var url = button.getAttribute("data-remote-url") || "";
+    if (!/^https?:\/\//i.test(url)) return;
+    window.open(url, "_blank", "noopener,noreferrer");
+  });
 })();

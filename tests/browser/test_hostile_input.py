@@ -6,8 +6,9 @@ element, attribute or URL from the data that could run script or load anything, 
 document no wider than the viewport, every box in `main` inside `main` unless it scrolls in a box of its own).
 
 Requests: every request to another host than the live server is recorded and aborted, so nothing ever leaves the
-machine. The pages may *try* to load only the images the data carries explicitly as images (a Markdown image, an
-image part: the CSP allows https images, and showing them is the point); any other foreign request fails the test.
+machine, and any such request fails the test: not even the images the data carries explicitly as images (a Markdown
+image, an image part) may load by themselves (they show as a button naming their host, tests/browser/
+test_remote_images.py).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 
 # Run in the page after it loaded: everything that shows data from the documents went wrong in one of these ways.
 FINDINGS_JS = """
-([allowedImages, allowStyles, marker]) => {
+([allowStyles, marker]) => {
   const found = [];
   const here = location.origin;
   const describe = (el) => {
@@ -88,10 +89,7 @@ FINDINGS_JS = """
             || (tag === "audio" && name === "src" && media.startsWith("audio/"))) continue;
         found.push(`${name}=${value.slice(0, 60)} on ${describe(el)}`); continue;
       }
-      if (protocol === "http:" || protocol === "https:") {
-        if (url.origin === here) continue;
-        if (tag === "img" && name === "src" && allowedImages.includes(url.href)) continue;
-      }
+      if ((protocol === "http:" || protocol === "https:") && url.origin === here) continue;
       found.push(`${name}=${value.slice(0, 80)} on ${describe(el)}`);
     }
   }
@@ -201,8 +199,7 @@ class Browser:
             # Unfold everything (reasoning, payloads, raw JSON, results) so that all of it is laid out and loaded.
             page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
             page.evaluate("() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50)))")
-            allowed = sorted(hostile.EXPLICIT_IMAGE_URLS)
-            findings = page.evaluate(FINDINGS_JS, [allowed, allow_styles, hostile.MARKER_TAG])
+            findings = page.evaluate(FINDINGS_JS, [allow_styles, hostile.MARKER_TAG])
             assert findings == [], findings
             if layout:
                 overflow = page.evaluate(LAYOUT_JS, BIDI_SELECTORS)
@@ -226,10 +223,7 @@ class Browser:
         assert self.problems.dialogs == [], f"a script opened dialogs: {self.problems.dialogs}"
         assert self.problems.page_errors == [], f"page errors: {self.problems.page_errors}"
         assert self.problems.csp_violations == [], f"CSP violations: {self.problems.csp_violations}"
-        unexpected = [
-            (kind, url) for kind, url in self.foreign if not (kind == "image" and url in hostile.EXPLICIT_IMAGE_URLS)
-        ]
-        assert unexpected == [], f"requests to other hosts: {unexpected}"
+        assert self.foreign == [], f"requests to other hosts: {self.foreign}"
 
     def expect(self, condition: bool, where: str, message: str) -> None:
         if not condition:

@@ -19,12 +19,11 @@ from copy import deepcopy
 from typing import Any
 
 PWNED = "window.__pwned=1"
-# A host no page may ever contact. Images the data carries explicitly as images (a Markdown image, an image part)
-# are the one kind of request it may cause: the CSP allows https images.
+# A host no page may ever contact, not even for the images the data carries explicitly as images (a Markdown
+# image, an image part): those show as a button naming the host, and load only when a reviewer presses it.
 FOREIGN = "https://evil.example"
 MARKDOWN_IMAGE_URL = f"{FOREIGN}/markdown-image.png"
 IMAGE_PART_URL = f"{FOREIGN}/image-part.png"
-EXPLICIT_IMAGE_URLS = frozenset({MARKDOWN_IMAGE_URL, IMAGE_PART_URL})
 # An element no renderer knows: if it is ever in the DOM, raw HTML from the data reached the page.
 MARKER_TAG = "hostile-element"
 
