@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 from chats import throttling
 from chats.models import Label, ReviewStatus, Score
+from chats.selectors.conversations import decode_cursor
 
 SCORE_CHOICES = [("", "No score"), *[(str(value), label) for value, label in reversed(Score.choices)]]
 
@@ -34,6 +35,31 @@ class ReviewStatusForm(forms.Form):
 class BranchForm(forms.Form):
     message = forms.IntegerField(min_value=1)
     next = forms.CharField(required=False, max_length=4000)
+
+
+class ListPageForm(forms.Form):
+    """GET parameters of the list page besides its filters: the order and a cursor (either way). A cursor this
+    site did not give out is dropped, and the page starts from the top."""
+
+    sort = forms.ChoiceField(choices=[("newest", "Newest first"), ("oldest", "Oldest first")], required=False)
+    after = forms.CharField(required=False, max_length=200)
+    before = forms.CharField(required=False, max_length=200)
+
+    def values(self) -> tuple[bool, str | None, str | None]:
+        """(oldest first, after, before), each cursor only if it is one."""
+        data = self.cleaned_data if self.is_valid() else {}
+        cursors = [data.get(name) or None for name in ("after", "before")]
+        after, before = (cursor if cursor and decode_cursor(cursor) else None for cursor in cursors)
+        return data.get("sort") == "oldest", after, before
+
+
+class QueueForm(forms.Form):
+    """GET parameters of "next unreviewed": the conversation the reviewer comes from, if any."""
+
+    from_ = forms.UUIDField(required=False)
+
+    def __init__(self, data: Any) -> None:
+        super().__init__({"from_": data.get("from", "")})
 
 
 class ThreadForm(forms.Form):

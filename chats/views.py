@@ -7,7 +7,6 @@ place (the page's query string, so the list filters, and the message's anchor).
 
 from __future__ import annotations
 
-import uuid as uuid_module
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -27,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chats.errors import InvalidInput
 from chats.filters import ConversationFilter
-from chats.forms import BranchForm, FeedbackForm, ReviewStatusForm, SignInForm, ThreadForm
+from chats.forms import BranchForm, FeedbackForm, ListPageForm, QueueForm, ReviewStatusForm, SignInForm, ThreadForm
 from chats.models import Conversation, Feedback, Label, Message
 from chats.roles import Roles, person_roles
 from chats.selectors.conversations import conversation_page, next_in_queue
@@ -121,13 +120,8 @@ def home(request: HttpRequest) -> HttpResponse:
 @reviewer_page()
 def conversation_list(request: HttpRequest) -> HttpResponse:
     filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.select_related("source"))
-    oldest_first = request.GET.get("sort") == "oldest"
-    page = conversation_page(
-        filterset.qs,
-        after=request.GET.get("after") or None,
-        before=request.GET.get("before") or None,
-        oldest_first=oldest_first,
-    )
+    oldest_first, after, before = ListPageForm(request.GET).values()
+    page = conversation_page(filterset.qs, after=after, before=before, oldest_first=oldest_first)
     list_query = _list_query(request.GET)
     return render(
         request,
@@ -150,12 +144,9 @@ def next_unreviewed(request: HttpRequest) -> HttpResponse:
     """The next conversation of the queue (the list with its current filters) that is not reviewed yet."""
     filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.all())
     current = None
-    try:
-        current_uuid = uuid_module.UUID(request.GET.get("from", ""))
-    except ValueError:  # none, or a malformed one: start from the top
-        pass
-    else:
-        current = Conversation.objects.filter(uuid=current_uuid).first()
+    queue = QueueForm(request.GET)
+    if queue.is_valid() and queue.cleaned_data["from_"]:  # none, or a malformed one: start from the top
+        current = Conversation.objects.filter(uuid=queue.cleaned_data["from_"]).first()
     found = next_in_queue(filterset.qs, current)
     list_query = _list_query(request.GET)
     if found is None:

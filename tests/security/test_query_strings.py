@@ -63,6 +63,12 @@ PARAMETERS = sorted(
         "message",
         "key",
         "next",
+        "at",
+        "sort",
+        "after",
+        "before",
+        "from",
+        "feedback",
     }
 )
 
@@ -75,6 +81,7 @@ EDGE_VALUES = st.sampled_from(
         "-1",
         "0",
         str(2**63),
+        "9" * 25,
         str(-(2**63) - 1),
         "9" * 400,
         "1e309",
@@ -296,3 +303,12 @@ def test_the_search_probe_counts_only_the_callers_conversations(site: dict[str, 
     alpha = Source.objects.get(name="alpha")
     for sql in searching:
         assert f'"source_id" = {alpha.pk}' in sql, sql
+
+
+@pytest.mark.parametrize("parameter", ["at", "message"])
+def test_a_message_number_past_any_row_id_names_no_message(parameter: str, site: dict[str, Any]) -> None:
+    client = _client("reviewer", site)
+    thread = reverse("chats:thread", kwargs={"uuid": site["uuid"]})
+    path = thread if parameter == "at" else reverse("chats:feedback_form", kwargs={"uuid": site["uuid"]})
+    for value in (str(2**63), "9" * 25):
+        assert client.get(path, {parameter: value}).status_code in (200, 400, 404), value
