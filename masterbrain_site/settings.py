@@ -198,10 +198,10 @@ MASTERBRAIN_THROTTLE_INGEST = env_rate("MASTERBRAIN_THROTTLE_INGEST", "600/min")
 # django-axes counts failed sign-ins, on the site's page and the admin's, per user name AND client address
 # together: MASTERBRAIN_LOGIN_FAILURES failures lock that name from that address (429) until
 # MASTERBRAIN_LOGIN_WINDOW_SECONDS have passed since the last one; the name stays usable from anywhere else. Names
-# count case-insensitively and trimmed. Attempts are rows in the database, shared by every worker. The client
-# address is the connecting peer's; X-Forwarded-For is read only when that peer is one of
-# MASTERBRAIN_TRUSTED_PROXIES (comma-separated addresses or CIDR networks; none by default). The policy's hooks are
-# in chats/throttling.py.
+# count case-insensitively and trimmed. Attempts are rows in the database, shared by every worker; staff see them
+# in the admin and unlock a name there (audited). The client address is the connecting peer's; X-Forwarded-For is
+# read only when that peer is one of MASTERBRAIN_TRUSTED_PROXIES (comma-separated addresses or CIDR networks; none
+# by default). The policy's hooks are in chats/throttling.py.
 MASTERBRAIN_TRUSTED_PROXIES = env_networks("MASTERBRAIN_TRUSTED_PROXIES")
 MASTERBRAIN_LOGIN_FAILURES = env_int("MASTERBRAIN_LOGIN_FAILURES", 5, minimum=1)
 MASTERBRAIN_LOGIN_WINDOW_SECONDS = env_int("MASTERBRAIN_LOGIN_WINDOW_SECONDS", 15 * 60, minimum=1)
@@ -223,7 +223,8 @@ AXES_COOLOFF_MESSAGE = "Too many failed sign-in attempts for this account from t
 # they do not extend the lock.
 AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
-# Failed attempts only: successful sign-ins are not logged. django-axes' own admin is off.
+# Failed attempts only: successful sign-ins are not logged. django-axes' own admin is off: the attempts' admin is
+# chats/admin/signin.py.
 AXES_DISABLE_ACCESS_LOG = True
 AXES_ENABLE_ADMIN = False
 AXES_VERBOSE = False  # no start-up banner on every command; failures and lockouts are still logged

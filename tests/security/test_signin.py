@@ -2,8 +2,8 @@
 
 django-axes counts failures per user name and client address together (names case-insensitive and trimmed); the
 client address is the peer's, or the right-most X-Forwarded-For hop that is not a trusted proxy when the peer is
-one. A locked sign-in answers 429 on the site's page and the admin's. Over the real HTTP stack, with the
-attempts in PostgreSQL.
+one. A locked sign-in answers 429 on the site's page and the admin's; staff unlock from the admin, audited. Over
+the real HTTP stack, with the attempts in PostgreSQL.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 from axes.models import AccessAttempt
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.test import Client, RequestFactory
 
+from chats.models import AuditEvent
+from chats.services.signin import signin_unlock
 from chats.throttling import client_address
 
 pytestmark = pytest.mark.django_db
@@ -217,3 +219,73 @@ def test_the_client_address_is_the_right_most_hop_that_is_not_a_trusted_proxy(se
         found.append(client_address(RequestFactory().post("/", headers=headers, REMOTE_ADDR=peer)))
 
     assert found == [client for _, _, client in cases]
+
+
+# ---- Unlocking, from the admin
+
+
+def lock(username: str, peer: str) -> None:
+    """Fail as `username` from `peer` until it is locked (whatever it had failed before)."""
+    statuses = [sign_in(username, "wrong", peer=peer).status_code for _ in range(3)]
+    assert 429 in statuses
+    assert sign_in(username, PASSWORD, peer=peer).status_code == 429
+
+
+def unlock(client: Client, rows: Any) -> Any:
+    pks = [str(pk) for pk in rows.values_list("pk", flat=True)]
+    return client.post("/admin/axes/accessattempt/", {"action": "unlock", "_selected_action": pks, "index": "0"})
+
+
+def test_staff_unlock_a_user_name_from_one_address_in_the_admin_and_it_is_audited(alice: User, admin_user: User):
+    sign_in("ALICE", "wrong", peer="192.0.2.1", client=Client(HTTP_USER_AGENT="another browser"))
+    lock("alice", "192.0.2.1")  # locked from .1 after two more failures (the browsers count together)
+    lock("alice", "192.0.2.2")
+    staff = Client()
+    staff.force_login(admin_user)
+
+    listed = staff.get("/admin/axes/accessattempt/")
+    # One of the two rows of alice at .1 (one per browser) is selected: the name is unlocked from that address.
+    response = unlock(staff, AccessAttempt.objects.filter(ip_address="192.0.2.1", user_agent="another browser"))
+
+    assert listed.status_code == 200 and "alice" in listed.content.decode()
+    assert response.status_code == 302
+    assert signed_in(sign_in("alice", PASSWORD, peer="192.0.2.1"))
+    assert sign_in("alice", PASSWORD, peer="192.0.2.2").status_code == 429  # the other address stays locked
+    event = AuditEvent.objects.get(action="signin.unlocked")
+    assert (event.actor, event.target_type, event.target_id) == (admin_user, "signin", "alice")
+    assert event.before == {"ip_address": "192.0.2.1", "failures": 3}
+    assert event.after == {"ip_address": "192.0.2.1", "failures": 0}
+
+
+def test_unlocking_needs_staff_with_the_permission(alice: User, admin_user: User):
+    lock("alice", "192.0.2.1")
+    staff = User.objects.create_user(username="stephen", password=PASSWORD, is_staff=True)
+    auditor = User.objects.create_user(username="aude", password=PASSWORD, is_staff=True)
+    auditor.groups.add(Group.objects.get(name="Auditors"))
+    rows = AccessAttempt.objects.filter(username="alice")
+
+    answers = {}
+    for name, user in (("anonymous", None), ("reviewer", alice), ("staff", staff), ("auditor", auditor)):
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        answers[name] = (client.get("/admin/axes/accessattempt/").status_code, unlock(client, rows).status_code)
+
+    # Not staff: sent to the admin's sign-in. Staff without the permission: refused.
+    assert answers == {"anonymous": (302, 302), "reviewer": (302, 302), "staff": (403, 403), "auditor": (403, 403)}
+    assert failures_by_address("alice") == {"192.0.2.1": 3}
+    assert not AuditEvent.objects.filter(action="signin.unlocked").exists()
+    assert sign_in("alice", PASSWORD, peer="192.0.2.1").status_code == 429
+
+
+def test_the_unlock_service_takes_the_name_as_sign_in_counts_it_and_records_only_what_it_lifted(
+    alice: User, admin_user: User
+):
+    lock("alice", "192.0.2.1")
+
+    first = signin_unlock(username=" ALICE", ip_address="192.0.2.1", actor=admin_user)
+    again = signin_unlock(username="alice", ip_address="192.0.2.1", actor=admin_user)
+
+    assert (first, again) == (1, 0)
+    assert AuditEvent.objects.filter(action="signin.unlocked", target_id="alice").count() == 1
+    assert signed_in(sign_in("alice", PASSWORD, peer="192.0.2.1"))
