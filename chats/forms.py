@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from axes.helpers import get_lockout_message
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from chats import throttling
 from chats.models import Label, ReviewStatus, Score
 from chats.selectors.conversations import decode_cursor
 
@@ -68,32 +68,25 @@ class ThreadForm(forms.Form):
     at = forms.IntegerField(required=False, min_value=1)
 
 
-class _ThrottledSignIn:
-    """Refuses to check a password once the user name or the address has too many recent failures."""
+class _LockoutExplained:
+    """Says why a locked-out sign-in failed. django-axes decides (chats/throttling.py): it refuses to check the
+    password of a user name locked from this address, and marks the request; its middleware answers 429."""
 
     request: Any
-    cleaned_data: dict[str, Any]
 
     def clean(self) -> dict[str, Any]:
-        username = str(self.cleaned_data.get("username") or "")
-        address = throttling.client_address(self.request)
-        if throttling.sign_in_blocked(username, address):
-            raise ValidationError(
-                "Too many failed sign-in attempts for this account or from this address. Try again later.",
-                code="throttled",
-            )
         try:
             cleaned: dict[str, Any] = super().clean()  # type: ignore[misc]
         except ValidationError:
-            throttling.sign_in_failed(username, address)
+            if getattr(self.request, "axes_locked_out", False):
+                raise ValidationError(get_lockout_message(), code="throttled") from None
             raise
-        throttling.sign_in_succeeded(username)
         return cleaned
 
 
-class SignInForm(_ThrottledSignIn, AuthenticationForm):
+class SignInForm(_LockoutExplained, AuthenticationForm):
     pass
 
 
-class AdminSignInForm(_ThrottledSignIn, AdminAuthenticationForm):
+class AdminSignInForm(_LockoutExplained, AdminAuthenticationForm):
     pass

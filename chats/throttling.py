@@ -1,17 +1,25 @@
-"""Throttles, counted in the shared cache: ingest requests per API key, and failed sign-ins.
+"""Throttles: ingest requests per API key, and failed sign-ins per user name and client address.
 
-With Redis configured (REDIS_URL) every worker and host shares the counts; with the local-memory cache each
-worker process counts on its own, so the effective limit is multiplied by the number of workers.
+Ingest is counted in the shared cache: with Redis configured (REDIS_URL) every worker and host shares the counts;
+with the local-memory cache each worker process counts on its own, so the effective limit is multiplied by the
+number of workers.
+
+Sign-in is django-axes', configured in the settings' Sign-in block; its attempts are rows in the database, shared
+by every worker. Here are the hooks that make it this site's policy: who the client is (the address), which name
+it tried (normalized), and what a locked-out sign-in answers.
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
+import ipaddress
+import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
+from axes.helpers import get_cool_off, get_lockout_message
 from django.conf import settings
-from django.core.cache import cache
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -39,39 +47,85 @@ class IngestRateThrottle(SimpleRateThrottle):
 # --------------------------------------------------------------------------------------------------------------
 # Sign-in
 
-
-def client_address(request: HttpRequest) -> str:
-    """The peer's address. Behind a reverse proxy this is the proxy's, unless it rewrites REMOTE_ADDR."""
-    return str(request.META.get("REMOTE_ADDR") or "unknown")
+IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-def _keys(username: str, address: str) -> tuple[str, str]:
-    # Hashed: a user name is arbitrary text, and cache keys must be short and plain.
-    name = hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
-    return f"signin-failures:user:{name}", f"signin-failures:address:{address}"
+def _address(text: object) -> IpAddress | None:
+    """An address as a peer or a proxy writes it: bare, IPv4 with a port, or [IPv6] with or without one."""
+    if not isinstance(text, str):
+        return None
+    value = text.strip()
+    if value.startswith("["):
+        value = value[1 : value.find("]")] if "]" in value else ""
+    elif value.count(":") == 1:  # IPv4 with a port (an IPv6 address has at least two colons)
+        value = value.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
 
 
-def sign_in_blocked(username: str, address: str) -> bool:
-    """True when this user name or this address has used up its failed attempts in the current window."""
-    user_key, address_key = _keys(username, address)
-    counts: dict[str, int] = cache.get_many([user_key, address_key])
-    return bool(
-        counts.get(user_key, 0) >= settings.MASTERBRAIN_LOGIN_FAILURES_PER_USER
-        or counts.get(address_key, 0) >= settings.MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS
-    )
+@functools.cache
+def _networks(entries: tuple[str, ...]) -> tuple[IpNetwork, ...]:
+    return tuple(ipaddress.ip_network(entry) for entry in entries)
 
 
-def sign_in_failed(username: str, address: str) -> None:
-    """Count a failed attempt. The window starts at the first failure and is not extended by later ones."""
-    for key in _keys(username, address):
-        if not cache.add(key, 1, timeout=settings.MASTERBRAIN_LOGIN_WINDOW_SECONDS):
-            try:
-                cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.add(key, 1, timeout=settings.MASTERBRAIN_LOGIN_WINDOW_SECONDS)
+def _trusted(address: IpAddress) -> bool:
+    return any(address in network for network in _networks(tuple(settings.MASTERBRAIN_TRUSTED_PROXIES)))
 
 
-def sign_in_succeeded(username: str) -> None:
-    """A correct password clears the user name's count (not the address's: one account may be guessed from it)."""
-    user_key, _ = _keys(username, "")
-    cache.delete(user_key)
+def client_address(request: HttpRequest) -> str | None:
+    """The address a sign-in comes from (django-axes' AXES_CLIENT_IP_CALLABLE).
+
+    The connecting peer (REMOTE_ADDR), unless it is one of MASTERBRAIN_TRUSTED_PROXIES: then X-Forwarded-For is
+    read from the right, each trusted proxy having appended the address it was connected from, and the first
+    address that is not a trusted proxy is the client. What a client writes into the header itself stays on the
+    left and is never reached; an entry that is not an address stops the walk at the last trusted hop. A peer
+    that is not a trusted proxy cannot name another address, whatever headers it sends.
+    """
+    peer = _address(request.META.get("REMOTE_ADDR"))
+    if peer is None:
+        return None
+    client = peer
+    if _trusted(peer):
+        for hop in reversed(str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",")):
+            address = _address(hop)
+            if address is None:
+                break
+            client = address
+            if not _trusted(address):
+                break
+    return str(client)
+
+
+def normalize_username(name: str) -> str:
+    """The name failed sign-ins are counted under: "ALICE " and "alice" are one (the sign-in form's own NFKC
+    normalization included, so that look-alike spellings are one too)."""
+    return unicodedata.normalize("NFKC", name).strip().lower()[:255]
+
+
+def sign_in_username(request: HttpRequest, credentials: Mapping[str, Any] | None = None) -> str | None:
+    """The user name an attempt counts under (django-axes' AXES_USERNAME_CALLABLE): from the credentials the
+    sign-in passed to authenticate(), else from the posted form."""
+    raw = credentials.get("username") if credentials else request.POST.get("username")
+    return normalize_username(raw) if isinstance(raw, str) else None
+
+
+def sign_in_locked_response(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: Any = None
+) -> HttpResponse:
+    """What a locked-out sign-in answers (django-axes' AXES_LOCKOUT_CALLABLE): the sign-in page as the view drew
+    it, its form saying why (see chats/forms.py), with status 429 and Retry-After; plain text otherwise."""
+    if isinstance(original_response, HttpResponse) and original_response.status_code == 200:
+        response = original_response
+    else:
+        response = HttpResponse(get_lockout_message(), content_type="text/plain; charset=utf-8")
+    response.status_code = 429
+    cool_off = get_cool_off(request)
+    if cool_off is not None:
+        response["Retry-After"] = str(int(cool_off.total_seconds()))
+    return response

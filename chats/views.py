@@ -14,10 +14,9 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -360,13 +359,8 @@ def active_branch(request: HttpRequest, uuid: str) -> HttpResponse:
 
 
 class SignInView(auth_views.LoginView):
-    """Django's sign-in, with failed attempts throttled: 429 once an account or address has used them up."""
+    """Django's sign-in. Failed attempts are counted by django-axes per user name and address; a locked-out one
+    answers 429 (see chats/throttling.py)."""
 
     authentication_form = SignInForm
     template_engine = "jinja2"
-
-    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
-        response = super().form_invalid(form)
-        if form.has_error(NON_FIELD_ERRORS, "throttled"):
-            response.status_code = 429
-        return response

@@ -5,6 +5,7 @@ A bad value stops the process at start with a message naming the variable, inste
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from typing import Any
@@ -66,6 +67,19 @@ def env_hosts(name: str) -> list[str]:
                 "without scheme, port, path or wildcard."
             )
     return hosts
+
+
+def env_networks(name: str) -> list[str]:
+    """Comma-separated IP addresses or CIDR networks ("10.0.0.5, 192.168.0.0/16"), as networks ("10.0.0.5/32").
+    Default: none. A host part in a network ("10.0.0.5/24") is refused: it is likely a typo, and trusting a whole
+    network by mistake would let its every host claim any address."""
+    networks = []
+    for item in env_list(name, []):
+        try:
+            networks.append(str(ipaddress.ip_network(item)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an IP address or a CIDR network.") from None
+    return networks
 
 
 def env_rate(name: str, default: str) -> str:

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
-from masterbrain_site.env import env_bool, env_hosts, env_int, env_list, env_rate, env_str, parse_database_url
+from masterbrain_site.env import (
+    env_bool,
+    env_hosts,
+    env_int,
+    env_list,
+    env_networks,
+    env_rate,
+    env_str,
+    parse_database_url,
+)
 
 # Django's generic classes (ModelAdmin[Model], ModelForm[Model]) subscriptable at run time, as their type hints are.
 django_stubs_ext.monkeypatch()
@@ -55,6 +65,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "chats",
 ]
 
@@ -70,6 +81,14 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "chats.middleware.DomainErrorMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in's answer into a 429 (see the Sign-in block).
+    "axes.middleware.AxesMiddleware",
+]
+
+# django-axes first: it refuses a locked-out sign-in before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "masterbrain_site.urls"
@@ -190,12 +209,43 @@ if _redis_url := env_str("REDIS_URL"):
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-# Throttles. Ingest: requests per API key (a DRF rate, "600/min"). Sign-in: failed attempts per user name and
-# per client address within MASTERBRAIN_LOGIN_WINDOW_SECONDS, after which sign-in answers 429 until it passes.
+# Throttles. Ingest: requests per API key (a DRF rate, "600/min"). Sign-in: see the Sign-in block below.
 MASTERBRAIN_THROTTLE_INGEST = env_rate("MASTERBRAIN_THROTTLE_INGEST", "600/min")
-MASTERBRAIN_LOGIN_FAILURES_PER_USER = env_int("MASTERBRAIN_LOGIN_FAILURES_PER_USER", 5, minimum=1)
-MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS = env_int("MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1)
+
+# ---- Sign-in -------------------------------------------------------------------------------------------------
+# django-axes counts failed sign-ins, on the site's page and the admin's, per user name AND client address
+# together: MASTERBRAIN_LOGIN_FAILURES failures lock that name from that address (429) until
+# MASTERBRAIN_LOGIN_WINDOW_SECONDS have passed since the last one; the name stays usable from anywhere else. Names
+# count case-insensitively and trimmed. Attempts are rows in the database, shared by every worker; staff see them
+# in the admin and unlock a name there (audited). The client address is the connecting peer's; X-Forwarded-For is
+# read only when that peer is one of MASTERBRAIN_TRUSTED_PROXIES (comma-separated addresses or CIDR networks; none
+# by default). The policy's hooks are in chats/throttling.py.
+MASTERBRAIN_TRUSTED_PROXIES = env_networks("MASTERBRAIN_TRUSTED_PROXIES")
+MASTERBRAIN_LOGIN_FAILURES = env_int("MASTERBRAIN_LOGIN_FAILURES", 5, minimum=1)
 MASTERBRAIN_LOGIN_WINDOW_SECONDS = env_int("MASTERBRAIN_LOGIN_WINDOW_SECONDS", 15 * 60, minimum=1)
+for _removed in ("MASTERBRAIN_LOGIN_FAILURES_PER_USER", "MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS"):
+    if env_str(_removed):
+        raise ImproperlyConfigured(
+            f"{_removed} is no longer read: failed sign-ins count per user name and address together, "
+            "up to MASTERBRAIN_LOGIN_FAILURES."
+        )
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = MASTERBRAIN_LOGIN_FAILURES
+AXES_COOLOFF_TIME = timedelta(seconds=MASTERBRAIN_LOGIN_WINDOW_SECONDS)
+AXES_USERNAME_CALLABLE = "chats.throttling.sign_in_username"
+AXES_CLIENT_IP_CALLABLE = "chats.throttling.client_address"
+AXES_LOCKOUT_CALLABLE = "chats.throttling.sign_in_locked_response"
+AXES_COOLOFF_MESSAGE = "Too many failed sign-in attempts for this account from this address. Try again later."
+# A correct password clears the name's count from that address; attempts made while locked are not counted, so
+# they do not extend the lock.
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Failed attempts only: successful sign-ins are not logged. django-axes' own admin is off: the attempts' admin is
+# chats/admin/signin.py.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_ENABLE_ADMIN = False
+AXES_VERBOSE = False  # no start-up banner on every command; failures and lockouts are still logged
 
 # Ingestion limits. A JSON body is read whole, so the body limit also bounds a worker's memory.
 MASTERBRAIN_MAX_BODY_BYTES = env_int("MASTERBRAIN_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1024)

@@ -5,7 +5,7 @@ from django.urls import include, path
 from chats.forms import AdminSignInForm
 from chats.views import SignInView
 
-# The admin's sign-in counts failures like the site's own (see chats/throttling.py).
+# The admin's sign-in explains a lockout like the site's own; django-axes counts both (see chats/throttling.py).
 admin.site.login_form = AdminSignInForm
 
 urlpatterns = [

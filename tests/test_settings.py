@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from masterbrain_site.env import parse_database_url
+from masterbrain_site.env import env_networks, parse_database_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,6 +41,10 @@ def run_check(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPro
         ({"DEBUG": "1", "DATABASE_URL": "mysql://db/x"}, "DATABASE_URL"),
         ({"DEBUG": "1", "MASTERBRAIN_MAX_MESSAGES": "lots"}, "MASTERBRAIN_MAX_MESSAGES"),
         ({"DEBUG": "1", "MASTERBRAIN_THROTTLE_INGEST": "600 per minute"}, "MASTERBRAIN_THROTTLE_INGEST"),
+        ({"DEBUG": "1", "MASTERBRAIN_TRUSTED_PROXIES": "10.0.0.5, proxy.local"}, "MASTERBRAIN_TRUSTED_PROXIES"),
+        ({"DEBUG": "1", "MASTERBRAIN_TRUSTED_PROXIES": "10.0.0.5/24"}, "MASTERBRAIN_TRUSTED_PROXIES"),
+        # Removed when sign-in failures began to count per user name and address together: not silently ignored.
+        ({"DEBUG": "1", "MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS": "20"}, "MASTERBRAIN_LOGIN_FAILURES"),
     ],
 )
 def test_a_bad_setting_fails_at_start_naming_the_variable(tmp_path, env, names):
@@ -95,3 +99,9 @@ def test_database_urls_are_parsed_for_postgres_and_sqlite():
     ) == ("django.db.backends.postgresql", "audit", "app", "s@cret", "6432")
     assert postgres["OPTIONS"] == {"sslmode": "require"}
     assert sqlite == {"ENGINE": "django.db.backends.sqlite3", "NAME": "var/x.sqlite3"}
+
+
+def test_trusted_proxies_are_addresses_or_networks(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MASTERBRAIN_TRUSTED_PROXIES", " 10.0.0.5, 192.168.0.0/16,2001:db8::/32 ,")
+
+    assert env_networks("MASTERBRAIN_TRUSTED_PROXIES") == ["10.0.0.5/32", "192.168.0.0/16", "2001:db8::/32"]

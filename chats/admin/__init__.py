@@ -12,12 +12,22 @@ Where things live (importing this package registers every admin):
 - ``conversations``: conversations with their thread, messages, tool calls, injected artifacts, receipts;
 - ``feedback``: labels, feedback and the labels given in it;
 - ``audit``: the audit log;
-- ``users``: users, groups and the admin's own password change, audited.
+- ``users``: users, groups and the admin's own password change, audited;
+- ``signin``: failed sign-ins (django-axes' records) and unlocking a user name, audited.
 
 Tables shown inside a page are templates under ``templates/admin/chats/``.
 """
 
-from chats.admin import audit, conversations, feedback, sources, users
+from chats.admin import audit, conversations, feedback, signin, sources, users
 from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin
 
-__all__ = ["AuditedModelAdmin", "ReadOnlyAdmin", "audit", "conversations", "feedback", "sources", "users"]
+__all__ = [
+    "AuditedModelAdmin",
+    "ReadOnlyAdmin",
+    "audit",
+    "conversations",
+    "feedback",
+    "signin",
+    "sources",
+    "users",
+]

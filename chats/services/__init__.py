@@ -6,7 +6,8 @@ audit events, and every write here is audited (see `audit`).
 - `sources`: sources and API keys; `labels`: feedback labels;
 - `documents` -> `ingestion` -> `plan_writer` / `bulk_writer`, with `receipts`: a document in, a conversation out;
 - `branches`: the active branch; `search`: the search index;
-- `feedback`: reviewers' feedback; `review`: a conversation's review status; `exports`: recorded exports.
+- `feedback`: reviewers' feedback; `review`: a conversation's review status; `exports`: recorded exports;
+- `signin`: unlocking a user name locked out of sign-in.
 
 Domain errors are in `chats.errors`; reads are in `chats.selectors`.
 """

@@ -1,5 +1,5 @@
-"""API keys expire and are revoked; ingest is throttled per key; failed sign-ins are throttled per account and
-per address. Over the real HTTP stack, with the counters in the configured cache."""
+"""API keys expire and are revoked; ingest is throttled per key. Over the real HTTP stack, with the counters in
+the configured cache. (Failed sign-ins: tests/security/test_signin.py.)"""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from chats.services.sources import api_key_create, api_key_revoke
 pytestmark = pytest.mark.django_db
 
 DOCUMENT = {"conversation_id": "k-1", "chat_history": [{"role": "user", "content": "Hello"}]}
-PASSWORD = "correct horse battery staple"
 
 
 def ingest(raw_key: str, external_id: str = "k-1") -> int:
@@ -120,60 +119,6 @@ def test_ingest_is_throttled_per_key_with_retry_after(source: Source, other_sour
     # Another source's key has its own count, and the refused request stored nothing.
     assert ingest(other_raw, "t-other") == 201
     assert Conversation.objects.filter(source=source).count() == 3
-
-
-# ---- Sign-in throttle
-
-
-def sign_in(client: Client, username: str, password: str, address: str = "10.0.0.1", url: str = "/accounts/login/"):
-    return client.post(url, {"username": username, "password": password}, REMOTE_ADDR=address)
-
-
-def test_sign_in_is_refused_after_too_many_failures_for_one_account(reviewer: User, settings):
-    settings.MASTERBRAIN_LOGIN_FAILURES_PER_USER = 3
-    client = Client()
-
-    failures = [sign_in(client, reviewer.username, "wrong").status_code for _ in range(3)]
-    blocked = sign_in(client, reviewer.username, PASSWORD)
-
-    assert failures == [200, 200, 200]
-    assert blocked.status_code == 429
-    assert "Too many failed sign-in attempts" in blocked.content.decode()
-    assert "_auth_user_id" not in client.session
-    # Even the right password is refused from another address until the window ends: the account is the target.
-    assert sign_in(Client(), reviewer.username, PASSWORD, address="10.9.9.9").status_code == 429
-
-
-def test_a_correct_password_before_the_limit_clears_the_count(reviewer: User, settings):
-    settings.MASTERBRAIN_LOGIN_FAILURES_PER_USER = 3
-    for _ in range(2):
-        sign_in(Client(), reviewer.username, "wrong")
-
-    assert sign_in(Client(), reviewer.username, PASSWORD).status_code == 302
-    for _ in range(2):
-        sign_in(Client(), reviewer.username, "wrong")
-    assert sign_in(Client(), reviewer.username, PASSWORD).status_code == 302
-
-
-def test_one_address_guessing_many_accounts_is_refused(reviewer: User, other_reviewer: User, settings):
-    settings.MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS = 4
-    for n in range(4):
-        sign_in(Client(), f"guess-{n}", "wrong", address="10.6.6.6")
-
-    assert sign_in(Client(), other_reviewer.username, PASSWORD, address="10.6.6.6").status_code == 429
-    assert sign_in(Client(), other_reviewer.username, PASSWORD, address="10.7.7.7").status_code == 302
-
-
-def test_the_admin_sign_in_shares_the_count(admin_user: User, settings):
-    settings.MASTERBRAIN_LOGIN_FAILURES_PER_USER = 2
-    for _ in range(2):
-        sign_in(Client(), admin_user.username, "wrong")
-
-    client = Client()
-    response = sign_in(client, admin_user.username, PASSWORD, url="/admin/login/?next=/admin/")
-
-    assert "Too many failed sign-in attempts" in response.content.decode()
-    assert "_auth_user_id" not in client.session
 
 
 # ---- The shared cache

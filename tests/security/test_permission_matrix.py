@@ -25,6 +25,7 @@ from http.cookies import SimpleCookie
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.models import Group, User
@@ -564,6 +565,32 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "admin/chats/feedback/<path:object_id>/": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
     },
+
+    # ---- Admin: failed sign-ins (django-axes' records). Only superusers see them (nobody else has a permission on
+    # them, auditors included) and unlock with the changelist action (302, through the audited service); the rows
+    # are read-only for everyone: add, change (POST) and delete are 403, the change page is a view page (200).
+    "admin:axes_accessattempt_changelist": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         302),
+    },
+    "admin:axes_accessattempt_add": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:axes_accessattempt_change": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:axes_accessattempt_delete": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:axes_accessattempt_history": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin/axes/accessattempt/<path:object_id>/": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
+    },
 }
 # fmt: on
 
@@ -711,6 +738,9 @@ def build_world() -> World:
         "chats.feedback": feedback,
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
         "chats.auditevent": AuditEvent.objects.order_by("id").first(),
+        "axes.accessattempt": AccessAttempt.objects.create(
+            username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
+        ),
     }
     assert all(found.values()), found
     admin_objects = {name: obj for name, obj in found.items() if obj is not None}
@@ -778,7 +808,8 @@ def _admin_targets(world: World) -> dict[str, Target]:
         obj = world.admin_objects[label]
         base = f"/admin/{app}/{name}/"
         one = f"{base}{obj.pk}/"
-        action = "revoke_keys" if "revoke_keys" in (model_admin.actions or []) else "delete_selected"
+        # The admin's own action where it has one (revoking keys, unlocking a sign-in), else deleting.
+        action = next((a for a in ("revoke_keys", "unlock") if a in (model_admin.actions or [])), "delete_selected")
         targets[f"admin:{app}_{name}_changelist"] = Target(
             (base,), {"POST": {"action": action, "_selected_action": [str(obj.pk)], "index": "0", "post": "yes"}}
         )
@@ -902,6 +933,9 @@ def state() -> dict[str, Any]:
         "groups": list(Group.objects.order_by("pk").values_list("pk", "name")),
         "memberships": list(User.groups.through.objects.order_by("pk").values_list("user", "group")),
         "role permissions": Group.permissions.through.objects.count(),
+        "sign-in attempts": list(
+            AccessAttempt.objects.order_by("pk").values_list("pk", "username", "ip_address", "failures_since_start")
+        ),
     }
 
 
