@@ -38,6 +38,11 @@ class IngestRateThrottle(SimpleRateThrottle):
         # Read at request time, so that a changed setting (or a test's override) applies without a restart.
         return str(settings.MASTERBRAIN_THROTTLE_INGEST)
 
+    def get_ident(self, request: Request) -> str:
+        # The address as sign-in reads it (X-Forwarded-For only from a trusted proxy), not DRF's, which believes
+        # whatever X-Forwarded-For a client sends.
+        return client_address(request) or "unknown"
+
     def get_cache_key(self, request: Request, view: Any) -> str | None:
         key = request.auth
         ident = f"key:{key.pk}" if isinstance(key, ApiKey) else f"address:{self.get_ident(request)}"

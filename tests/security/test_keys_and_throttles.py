@@ -155,3 +155,13 @@ def test_throttle_counts_live_in_redis_and_are_shared_by_every_worker(source: So
     keys = cast(list[bytes], redis.Redis.from_url("redis://127.0.0.1:6379/0").keys(f"{prefix}:*throttle_ingest*"))
     assert len(keys) == 1
     assert ingest(raw, "r-3") == 429
+
+
+def test_the_ingest_throttle_ignores_x_forwarded_for_from_an_untrusted_peer() -> None:
+    from django.test import RequestFactory
+    from rest_framework.request import Request
+
+    from chats.throttling import IngestRateThrottle
+
+    raw = RequestFactory().post("/api/v1/ingest/", REMOTE_ADDR="203.0.113.9", HTTP_X_FORWARDED_FOR="198.51.100.1")
+    assert IngestRateThrottle().get_ident(Request(raw)) == "203.0.113.9"
