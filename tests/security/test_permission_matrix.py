@@ -1069,7 +1069,7 @@ def test_source_b_lists_and_exports_none_of_source_a(world: World) -> None:
     mine, theirs = str(world.conversation_b.uuid), str(world.conversation.uuid)
 
     listed = [row["uuid"] for row in client.get("/api/v1/conversations/").json()["results"]]
-    named_a = client.get(f"/api/v1/conversations/?source={world.source_a.name}").json()["results"]
+    named_a = client.get(f"/api/v1/conversations/?source={world.source_a.name}")
     feedback = client.get("/api/v1/feedback/").json()["results"]
     artifact = world.admin_objects["chats.injectedartifact"]
     assert isinstance(artifact, InjectedArtifact)
@@ -1078,7 +1078,9 @@ def test_source_b_lists_and_exports_none_of_source_a(world: World) -> None:
     training = ndjson(client, "/api/v1/export/?format=training")
 
     assert listed == [mine]
-    assert named_a == [] and feedback == [] and uses == []
+    # Source A's name answers as a name that does not exist would: nothing says that source is there.
+    assert named_a.status_code == 400 and "Select a valid choice" in named_a.json()["errors"][0]["message"]
+    assert feedback == [] and uses == []
     assert {fmt: [line["conversation"] for line in lines] for fmt, lines in exported.items()} == {
         fmt: [mine] for fmt in EXPORT_FORMATS
     }
