@@ -7,6 +7,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -70,6 +71,7 @@ _ITEM_RUN = re.compile(rb'(?:[^"\[\]{},]++|' + _STRING + rb"|" + _SHALLOW + rb")
 # Deeper than any JSON text json.loads decodes (it stops near Python's recursion limit): the decoder refuses it.
 _MAX_DEPTH = 100_000
 _COMMA, _QUOTE, _CLOSE_BRACKET, _CLOSE_BRACE = b",", b'"', b"]", b"}"
+_WHITESPACE_BYTES = (b" ", b"\t", b"\n", b"\r")
 
 
 def count_array_items(data: bytes, *, stop_after: int) -> int | None:
@@ -87,23 +89,60 @@ def count_array_items(data: bytes, *, stop_after: int) -> int | None:
             data = data.decode(encoding).encode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             return None
-    position = _skip_whitespace(data, 3 if encoding == "utf-8-sig" else 0)
+    items = _array_items(data, 3 if encoding == "utf-8-sig" else 0)
+    if items is None:
+        return None
+    count = 0
+    for _ in items:
+        count += 1
+        if count > stop_after:
+            break
+    return count
+
+
+def array_item_spans(data: bytes, *, stop_after: int) -> list[tuple[int, int]] | None:
+    """Where each item of the JSON array ``data`` lies in it, as (start, end) byte offsets, found without decoding
+    (as ``count_array_items`` counts them, and stopping as it does): the bytes each document of a bulk body was
+    received as. None when ``data`` is not an array, or not UTF-8 (a UTF-16 body's items have no bytes of their
+    own in UTF-8)."""
+    encoding = json.detect_encoding(data)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        return None
+    items = _array_items(data, 3 if encoding == "utf-8-sig" else 0)
+    if items is None:
+        return None
+    spans: list[tuple[int, int]] = []
+    for span in items:
+        spans.append(span)
+        if len(spans) > stop_after:
+            break
+    return spans
+
+
+def _array_items(data: bytes, position: int) -> Iterator[tuple[int, int]] | None:
+    """The (start, end) of each item of the array that opens at ``position`` (after whitespace); None when no
+    array opens there."""
+    position = _skip_whitespace(data, position)
     if data[position : position + 1] != b"[":
         return None
-    position += 1
-    count = 0
+    return _items_after(data, position + 1)
+
+
+def _items_after(data: bytes, position: int) -> Iterator[tuple[int, int]]:
     while True:
         position = _skip_whitespace(data, position)
         byte = data[position : position + 1]
         if byte in (b"", _CLOSE_BRACKET):
-            return count
+            return
         if byte == _COMMA:  # an empty slot ("[1,,2]"): not an item
             position += 1
             continue
-        count += 1
-        if count > stop_after:
-            return count
+        start = position
         position = _skip_item(data, position)
+        end = position
+        while end > start and data[end - 1 : end] in _WHITESPACE_BYTES:
+            end -= 1
+        yield start, end
         if data[position : position + 1] == _COMMA:
             position += 1
 

@@ -255,6 +255,20 @@ MASTERBRAIN_MAX_ARTIFACTS = env_int("MASTERBRAIN_MAX_ARTIFACTS", 5000, minimum=1
 MASTERBRAIN_MAX_BULK_ITEMS = env_int("MASTERBRAIN_MAX_BULK_ITEMS", 1000, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MASTERBRAIN_MAX_BODY_BYTES
 
+# --- Receipts: retention and quotas ------------------------------------------------------------------------------
+# Every ingestion attempt leaves a receipt naming its payload, the bytes received, stored once per distinct content
+# and compressed. `manage.py prune_receipt_payloads` (run it daily, from cron or a timer) removes the payloads of
+# receipts older than MASTERBRAIN_RECEIPT_PAYLOAD_RETENTION_DAYS and keeps the receipts (outcome, hash, size,
+# errors). 0, the default, keeps payloads forever: the design promises that nothing sent is lost, so dropping what
+# was sent is the operator's choice.
+MASTERBRAIN_RECEIPT_PAYLOAD_RETENTION_DAYS = env_int("MASTERBRAIN_RECEIPT_PAYLOAD_RETENTION_DAYS", 0, minimum=0)
+# Bytes one API key may send to the ingest endpoints per UTC day (429 with Retry-After beyond; 0: no limit),
+# counted in the database, exactly, however many servers answer. The default, 4 GiB, is 128 bodies at the body
+# limit, or about 40,000 documents of 100 KB, a day; the ingest throttle alone would let one key send 19 GiB a
+# minute.
+MASTERBRAIN_KEY_DAILY_BYTES = env_int("MASTERBRAIN_KEY_DAILY_BYTES", 4 * 1024**3, minimum=0)
+# --- end of Receipts ----------------------------------------------------------------------------------------------
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "chats.api.authentication.ApiKeyAuthentication",

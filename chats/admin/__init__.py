@@ -9,7 +9,9 @@ Where things live (importing this package registers every admin):
 
 - ``base``: ``ReadOnlyAdmin`` (view only, every stored field shown), ``AuditedModelAdmin``, ``YesNoFilter``;
 - ``sources``: sources, their API keys and the page that creates a key;
-- ``conversations``: conversations with their thread, messages, tool calls, injected artifacts, receipts;
+- ``conversations``: conversations with their thread, messages, tool calls, injected artifacts;
+- ``receipts``: ingestion receipts (their payload shown and downloadable, old payloads removed by an action),
+  the payloads themselves, and the bytes each key sent per day;
 - ``feedback``: labels, feedback and the labels given in it;
 - ``audit``: the audit log;
 - ``users``: users, groups and the admin's own password change, audited;
@@ -18,7 +20,7 @@ Where things live (importing this package registers every admin):
 Tables shown inside a page are templates under ``templates/admin/chats/``.
 """
 
-from chats.admin import audit, conversations, feedback, signin, sources, users
+from chats.admin import audit, conversations, feedback, receipts, signin, sources, users
 from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "audit",
     "conversations",
     "feedback",
+    "receipts",
     "signin",
     "sources",
     "users",

@@ -1,5 +1,5 @@
-"""Ingested data, read-only: conversations (with their thread), messages, tool calls, injected artifacts and
-ingestion receipts. They change only through ingestion and the services."""
+"""Ingested data, read-only: conversations (with their thread), messages, tool calls and injected artifacts. They
+change only through ingestion and the services (receipts: see ``receipts``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 
 from chats.admin.base import ReadOnlyAdmin, YesNoFilter
-from chats.models import Conversation, IngestionReceipt, InjectedArtifact, Message, ToolCall
+from chats.models import Conversation, InjectedArtifact, Message, ToolCall
 
 # A conversation can hold thousands of messages; its admin page shows the first ones and says so.
 THREAD_TABLE_LIMIT = 500
@@ -213,25 +213,3 @@ class InjectedArtifactAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[InjectedArtifact]:
         return super().get_queryset(request).select_related("conversation", "message", "tool_call")
-
-
-@admin.register(IngestionReceipt)
-class IngestionReceiptAdmin(ReadOnlyAdmin):
-    list_display = [
-        "created_at",
-        "source",
-        "external_id",
-        "input_format",
-        "outcome",
-        "messages_added",
-        "size_bytes",
-        "conversation",
-    ]
-    list_select_related = ["source", "conversation"]
-    list_filter = ["outcome", "source", "created_at"]
-    search_fields = ["=external_id", "=payload_sha256"]
-    raw_id_fields = ["source", "api_key", "conversation"]
-    ordering = ["-created_at", "-id"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[IngestionReceipt]:
-        return super().get_queryset(request).select_related("source", "api_key", "conversation")

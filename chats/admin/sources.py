@@ -7,20 +7,26 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.template.defaultfilters import filesizeformat
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils import timezone
 
 from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin, YesNoFilter
-from chats.models import ApiKey, Source
+from chats.models import ApiKey, ApiKeyDailyUsage, Source
 from chats.services.sources import api_key_create, api_key_revoke, source_get_or_create, source_update
+from chats.throttling import utc_today
+
+# The key's page shows what it sent on this many UTC days, today included.
+USAGE_DAYS_SHOWN = 7
 
 
 class CreateApiKeyForm(forms.Form):
@@ -115,15 +121,42 @@ class ApiKeyAdmin(ReadOnlyAdmin):
     """Keys are made by the service (from a source's page) and revoked, never edited or deleted (revoked, a key
     stays on record with its receipts); no hash shown."""
 
-    list_display = ["prefix", "owner", "name", "created_at", "last_used_at", "expires_at", "revoked"]
+    list_display = ["prefix", "owner", "name", "created_at", "last_used_at", "expires_at", "revoked", "sent_today"]
     list_select_related = ["source", "user"]
     list_filter = [RevokedFilter, "source"]
     search_fields = ["prefix", "name", "source__name", "user__username"]
-    fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "expires_at", "revoked_at"]
+    fields = ["prefix", "source", "user", "name", "created_at", "last_used_at", "expires_at", "revoked_at", "usage"]
+    readonly_fields = ["usage"]
     actions = ["revoke_keys"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ApiKey]:
-        return super().get_queryset(request).select_related("source", "user")
+        today = ApiKeyDailyUsage.objects.filter(api_key=OuterRef("pk"), day=utc_today()).values("bytes_received")
+        queryset: QuerySet[ApiKey] = super().get_queryset(request).select_related("source", "user")
+        return queryset.annotate(bytes_today=Subquery(today))
+
+    @admin.display(description="sent today (UTC)", ordering="bytes_today")
+    def sent_today(self, obj: ApiKey) -> str:
+        return filesizeformat(getattr(obj, "bytes_today", None) or 0)
+
+    @admin.display(description="bytes sent (MASTERBRAIN_KEY_DAILY_BYTES)")
+    def usage(self, obj: ApiKey) -> str:
+        """Today's bytes against the daily quota, and the last days'."""
+        if obj.pk is None:
+            return self.get_empty_value_display()
+        today = utc_today()
+        used = getattr(obj, "bytes_today", None) or 0
+        quota = settings.MASTERBRAIN_KEY_DAILY_BYTES
+        days = obj.daily_usage.filter(day__gt=today - timedelta(days=USAGE_DAYS_SHOWN)).order_by("-day")
+        context = {
+            "today": today,
+            "used": used,
+            "quota": quota,
+            "percent": round(100 * used / quota, 1) if quota else None,
+            "remaining": max(quota - used, 0) if quota else None,
+            "days": list(days.values_list("day", "bytes_received")),
+            "days_shown": USAGE_DAYS_SHOWN,
+        }
+        return render_to_string("admin/chats/apikey/_usage.html", context)
 
     @admin.display(description="owner")
     def owner(self, obj: ApiKey) -> str:

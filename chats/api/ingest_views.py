@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -24,7 +25,7 @@ from chats.models import ApiKey, IngestionReceipt, Outcome, Source
 from chats.services.bulk_writer import conversations_ingest_bulk
 from chats.services.ingestion import IngestResult, conversation_ingest
 from chats.services.receipts import receipt_reject_raw
-from chats.throttling import IngestRateThrottle
+from chats.throttling import IngestRateThrottle, ingest_quota_charge
 
 JSON_TYPES = {"application/json"}
 NDJSON_TYPES = {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/json-lines"}
@@ -148,6 +149,8 @@ class IngestView(APIView):
             if _media_type(request) not in JSON_TYPES:
                 raise _Rejected(415, [Issue("", "send the document as Content-Type: application/json")])
             body = _read_body(request)
+            # Over the key's daily quota: 429 (or 413), before anything decodes the body or stores anything.
+            ingest_quota_charge(_api_key(request), len(body))
             document = _decode_json(body)
         except _Rejected as rejected:
             receipt = None
@@ -163,7 +166,7 @@ class IngestView(APIView):
             format=_format_param(request),
             external_id=request.query_params.get("external_id") or None,
             api_key=_api_key(request),
-            size_bytes=len(body),
+            content=body,
         )
         if result.outcome == Outcome.REJECTED:
             rejected_code = 413 if result.over_limit else 400
@@ -200,20 +203,28 @@ class BulkIngestView(APIView):
     def post(self, request: Request) -> Response:
         source = _source(request)
         media_type = _media_type(request)
-        items: list[tuple[Any, Issue | None, bytes]]
+        items: list[tuple[Any, Issue | None, bytes | None]]
         limit = settings.MASTERBRAIN_MAX_BULK_ITEMS
         try:
-            # The documents are counted in the bytes, before any is decoded: a body of too many costs a scan.
+            # The documents are counted in the bytes, before any is decoded: a body of too many costs a scan. The
+            # same scan finds the bytes of each document of an array, which its receipt keeps.
             if media_type in JSON_TYPES:
                 data = _read_body(request)
-                _check_item_count(jsonio.count_array_items(data, stop_after=limit), limit)
+                spans = jsonio.array_item_spans(data, stop_after=limit)
+                count = len(spans) if spans is not None else jsonio.count_array_items(data, stop_after=limit)
+                _check_item_count(count, limit)
+                ingest_quota_charge(_api_key(request), len(data))
                 document = _decode_json(data)
                 if not isinstance(document, list):
                     raise _Rejected(400, [Issue("", "a bulk request is a JSON array of documents")])
-                items = [(item, None, b"") for item in document]
+                if spans is not None and len(spans) == len(document):
+                    items = [(item, None, data[start:end]) for item, (start, end) in zip(document, spans, strict=True)]
+                else:  # a UTF-16 or UTF-32 array: each document is kept as its canonical JSON
+                    items = [(item, None, None) for item in document]
             elif media_type in NDJSON_TYPES:
                 data = _read_body(request)
                 _check_item_count(jsonio.count_lines(data, stop_after=limit), limit)
+                ingest_quota_charge(_api_key(request), len(data))
                 items = self._ndjson_items(data)
             else:
                 raise _Rejected(
@@ -231,10 +242,14 @@ class BulkIngestView(APIView):
 
         # The documents that decoded are stored together (set-based on PostgreSQL, see chats.services.bulk_writer);
         # each still gets its own outcome and receipt, and is stored whole or not at all.
-        decoded = [document for document, decode_error, _ in items if decode_error is None]
+        decoded = [(document, content) for document, decode_error, content in items if decode_error is None]
         stored = iter(
             conversations_ingest_bulk(
-                source=source, documents=decoded, format=_format_param(request), api_key=_api_key(request)
+                source=source,
+                documents=[document for document, _ in decoded],
+                format=_format_param(request),
+                api_key=_api_key(request),
+                contents=[content for _, content in decoded],
             )
         )
         results = []
@@ -242,6 +257,7 @@ class BulkIngestView(APIView):
         for index, (_, decode_error, line) in enumerate(items):
             if decode_error is not None:
                 # An NDJSON line that is not JSON: no document, so no id or format, but a receipt with the line.
+                assert line is not None
                 receipt = receipt_reject_raw(source=source, api_key=_api_key(request), body=line, errors=[decode_error])
                 results.append(
                     {
@@ -265,14 +281,15 @@ class BulkIngestView(APIView):
         return Response({"results": results, "summary": counts}, status=status.HTTP_200_OK)
 
     @staticmethod
-    def _ndjson_items(body: bytes) -> list[tuple[Any, Issue | None, bytes]]:
-        """(document, None, b"") for each line that decodes; (None, the error, the line) for each that does not."""
-        items: list[tuple[Any, Issue | None, bytes]] = []
+    def _ndjson_items(body: bytes) -> list[tuple[Any, Issue | None, bytes | None]]:
+        """(document, None, the line) for each line that decodes; (None, the error, the line) for each that does
+        not."""
+        items: list[tuple[Any, Issue | None, bytes | None]] = []
         for number, line in enumerate(body.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                items.append((_decode_json(line, line_offset=number - 1), None, b""))
+                items.append((_decode_json(line, line_offset=number - 1), None, line))
             except _Rejected as rejected:
                 items.append((None, rejected.errors[0], line))
         return items
@@ -294,6 +311,35 @@ class ReceiptView(APIView):
     )
     def get(self, request: Request, uuid: str) -> Response:
         receipt = get_object_or_404(
-            IngestionReceipt.objects.select_related("conversation"), uuid=uuid, source=_source(request)
+            IngestionReceipt.objects.select_related("conversation", "payload"), uuid=uuid, source=_source(request)
         )
         return Response(serializers.ReceiptSerializer(receipt).data)
+
+
+class ReceiptPayloadView(APIView):
+    """The exact bytes a receipt's attempt sent."""
+
+    # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [IsSourceKey]
+
+    @extend_schema(
+        operation_id="receipt_payload",
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            401: serializers.ErrorSerializer,
+            403: serializers.ErrorSerializer,
+            404: serializers.ErrorSerializer,
+            410: serializers.ErrorSerializer,
+        },
+    )
+    def get(self, request: Request, uuid: str) -> HttpResponse:
+        receipt = get_object_or_404(
+            IngestionReceipt.objects.select_related("payload"), uuid=uuid, source=_source(request)
+        )
+        if receipt.payload is None:
+            message = "the payload was removed by retention; the receipt keeps its hash and size"
+            return errors_response([{"path": "", "message": message}], 410)
+        response = HttpResponse(receipt.payload.content, content_type="application/octet-stream")
+        response["Content-Disposition"] = f'attachment; filename="receipt-{receipt.uuid}.bin"'
+        return response

@@ -67,6 +67,16 @@ class BulkResultSerializer(serializers.Serializer[Any]):
 class ReceiptSerializer(serializers.ModelSerializer[Any]):
     conversation: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
     format = serializers.CharField(source="input_format")
+    payload = serializers.SerializerMethodField(
+        help_text="The document as sent, when the body was JSON; null when it was not, and once the payload is pruned."
+    )
+    payload_text = serializers.SerializerMethodField(
+        help_text="The body as text when it was not JSON, bytes that are not UTF-8 (and NUL) as \\xNN escapes; null "
+        "otherwise. The exact bytes: GET /api/v1/receipts/{uuid}/payload/."
+    )
+    payload_pruned = serializers.BooleanField(
+        read_only=True, help_text="Retention removed the payload; the hash and size stay."
+    )
 
     class Meta:
         model = IngestionReceipt
@@ -83,7 +93,19 @@ class ReceiptSerializer(serializers.ModelSerializer[Any]):
             "errors",
             "created_at",
             "payload",
+            "payload_text",
+            "payload_pruned",
         ]
+
+    @extend_schema_field({"description": "Any JSON value.", "nullable": True})
+    def get_payload(self, receipt: IngestionReceipt) -> Any:
+        shown = receipt.payload.shown if receipt.payload is not None else None
+        return shown.document if shown is not None and shown.is_json else None
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_payload_text(self, receipt: IngestionReceipt) -> str | None:
+        shown = receipt.payload.shown if receipt.payload is not None else None
+        return shown.text if shown is not None and not shown.is_json else None
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ urlpatterns = [
     path("ingest/", ingest_views.IngestView.as_view(), name="ingest"),
     path("ingest/bulk/", ingest_views.BulkIngestView.as_view(), name="ingest-bulk"),
     path("receipts/<uuid:uuid>/", ingest_views.ReceiptView.as_view(), name="receipt"),
+    path("receipts/<uuid:uuid>/payload/", ingest_views.ReceiptPayloadView.as_view(), name="receipt-payload"),
     path("artifacts/", views.ArtifactUsesView.as_view(), name="artifacts"),
     path("labels/", views.LabelListView.as_view(), name="labels"),
     path("export/", views.BulkExportView.as_view(), name="export"),

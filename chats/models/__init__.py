@@ -4,7 +4,7 @@
 - ``conversations``: conversations, messages, tool calls and injected artifacts, their choices, and the SQL of the
   full-text search document.
 - ``feedback``: the label taxonomy and the feedback given on conversations and messages.
-- ``records``: ingestion receipts and the audit log.
+- ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, and the audit log.
 """
 
 from chats.models.conversations import (
@@ -22,13 +22,21 @@ from chats.models.conversations import (
     ToolCall,
 )
 from chats.models.feedback import Feedback, FeedbackLabel, FeedbackOrigin, Label, Score
-from chats.models.records import AuditEvent, IngestionReceipt, Outcome
+from chats.models.records import (
+    ApiKeyDailyUsage,
+    AuditEvent,
+    IngestionReceipt,
+    Outcome,
+    ReceiptPayload,
+    ShownPayload,
+)
 from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
 
 __all__ = [
     "SEARCH_DOCUMENT_SQL",
     "SEARCH_TEXT_LIMIT",
     "ApiKey",
+    "ApiKeyDailyUsage",
     "ApiKeyQuerySet",
     "ArtifactKind",
     "AuditEvent",
@@ -43,10 +51,12 @@ __all__ = [
     "Label",
     "Message",
     "Outcome",
+    "ReceiptPayload",
     "ReviewStatus",
     "Role",
     "Score",
     "Section",
+    "ShownPayload",
     "Source",
     "ToolCall",
 ]

@@ -1,14 +1,23 @@
-"""What happened, kept for the record: a receipt for every ingestion attempt (with the payload received) and the
-append-only audit log of reviewer and admin actions."""
+"""What happened, kept for the record: a receipt for every ingestion attempt (with the payload received, stored
+once per distinct content), the bytes each API key sent per day, and the append-only audit log of reviewer and
+admin actions."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+import zlib
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Q
 from django.utils import timezone
 
+from chats import jsonio
 from chats.models.checks import choices_check
 from chats.models.conversations import Conversation
 from chats.models.sources import ApiKey, Source
@@ -21,8 +30,100 @@ class Outcome(models.TextChoices):
     REJECTED = "rejected"
 
 
+class Sha256Field(models.CharField):  # type: ignore[type-arg]
+    """A SHA-256 digest, given and read as its 64 hexadecimal digits, stored as its 32 bytes (bytea, BLOB): half
+    the size in the table and in every index that holds it, and no second index for LIKE, which PostgreSQL gets
+    for a character primary key."""
+
+    description = "SHA-256 digest, stored as 32 bytes"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["max_length"] = 64
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        del kwargs["max_length"]
+        return name, path, args, kwargs
+
+    def db_type(self, connection: BaseDatabaseWrapper) -> str:
+        return "bytea" if connection.vendor == "postgresql" else "blob"
+
+    def get_db_prep_value(self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False) -> Any:
+        value = super().get_db_prep_value(value, connection, prepared)
+        if value is None:
+            return None
+        try:
+            return bytes.fromhex(value)
+        except ValueError:  # not a digest (a search for anything else): bytes no digest has
+            return b""
+
+    def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> str | None:
+        return None if value is None else bytes(value).hex()
+
+
+@dataclass(frozen=True)
+class ShownPayload:
+    """A payload as a person reads it: the document when the bytes are JSON, else the bytes as text."""
+
+    is_json: bool
+    document: Any = None  # when is_json
+    text: str = ""  # when not: the bytes as UTF-8, those that are not UTF-8 (and NUL) as \xNN escapes
+
+
+class ReceiptPayload(models.Model):
+    """The bytes of an ingestion attempt exactly as received, stored once however many receipts name them (a
+    resent document adds a receipt, not a second copy). The key is the SHA-256 of those bytes.
+
+    Compressed with zlib (the standard library) by the application rather than by PostgreSQL's TOAST with lz4:
+    TOAST compresses a value only once its row passes about 2 KB, so small documents would be stored as sent; on
+    the same JSON payloads zlib keeps 0.16 of their size in the table where lz4 keeps 0.26 and pglz 0.26
+    (bench/receipts_growth.py measures all three); the CPU is spent on the application servers, which scale out,
+    not on the one primary; fewer bytes travel to the database and into its WAL; and it works the same on SQLite.
+    On PostgreSQL the column is stored EXTERNAL (migration 0008), so that TOAST does not try to compress it again.
+    """
+
+    # zlib's default. On the benchmark's JSON (bench/receipts_growth.py) it keeps 0.134 of the size at about
+    # 50 MB/s; level 9 saves 1.5% more at 0.8 times the speed, level 1 keeps 10% more at 1.8 times it.
+    COMPRESSION_LEVEL = 6
+
+    sha256 = Sha256Field(primary_key=True, editable=False)  # of the bytes as received
+    compressed = models.BinaryField(editable=False)  # zlib.compress of those bytes
+    size_bytes = models.PositiveIntegerField(editable=False)  # before compression
+
+    class Meta:
+        verbose_name = "receipt payload"
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:16]}… ({self.size_bytes} bytes)"
+
+    @classmethod
+    def of(cls, content: bytes) -> ReceiptPayload:
+        """An unsaved payload of these bytes."""
+        return cls(
+            sha256=hashlib.sha256(content).hexdigest(),
+            compressed=zlib.compress(content, cls.COMPRESSION_LEVEL),
+            size_bytes=len(content),
+        )
+
+    @property
+    def content(self) -> bytes:
+        """The bytes as received, exactly."""
+        return zlib.decompress(self.compressed)
+
+    @cached_property
+    def shown(self) -> ShownPayload:
+        content = self.content
+        try:
+            return ShownPayload(is_json=True, document=jsonio.loads(content))
+        except ValueError:  # not JSON (UnicodeDecodeError and the strict decoder's refusals are ValueErrors)
+            text = content.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00")
+            return ShownPayload(is_json=False, text=text)
+
+
 class IngestionReceipt(models.Model):
-    """Every ingestion attempt: what came in (the payload itself, so nothing is lost) and what came out."""
+    """Every ingestion attempt: what came in (its hash, size and, until retention removes it, the payload itself)
+    and what came out."""
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="receipts")
@@ -33,9 +134,13 @@ class IngestionReceipt(models.Model):
     external_id = models.TextField(blank=True)
     input_format = models.CharField(max_length=20, blank=True)
     outcome = models.CharField(max_length=20, choices=Outcome.choices)
-    payload = models.JSONField(null=True, blank=True)
-    payload_text = models.TextField(blank=True)  # the body when it was not JSON
-    payload_sha256 = models.CharField(max_length=64)
+    # The bytes received; None once prune_receipt_payloads has removed them (the hash and size stay). A payload is
+    # deleted only when no receipt names it any more, by the prune itself (the database refuses any other
+    # deletion of a payload still named: the foreign key has no ON DELETE action).
+    payload = models.ForeignKey(
+        ReceiptPayload, on_delete=models.DO_NOTHING, null=True, blank=True, related_name="receipts", db_index=False
+    )
+    payload_sha256 = models.CharField(max_length=64)  # of the bytes received: the payload's key while it is kept
     size_bytes = models.PositiveIntegerField(default=0)
     messages_added = models.PositiveIntegerField(default=0)
     warnings = models.JSONField(default=list, blank=True)
@@ -49,10 +154,39 @@ class IngestionReceipt(models.Model):
             models.Index(fields=["source", "-created_at"], name="receipt_source_created_idx"),
             # "Has this exact payload come before?"
             models.Index(fields=["payload_sha256"], name="receipt_sha_idx"),
+            # "Does a receipt still name this payload?": the prune, and the foreign key's check when a payload is
+            # deleted. Receipts whose payload was pruned leave the index.
+            models.Index(fields=["payload"], condition=Q(payload__isnull=False), name="receipt_payload_idx"),
+            # The prune: receipts older than the cutoff that still hold a payload, oldest first.
+            models.Index(fields=["created_at"], condition=Q(payload__isnull=False), name="receipt_payload_age_idx"),
         ]
 
     def __str__(self) -> str:
         return f"{self.outcome} {self.external_id or self.uuid}"
+
+    @property
+    def payload_pruned(self) -> bool:
+        return self.payload_id is None
+
+
+class ApiKeyDailyUsage(models.Model):
+    """The bytes an API key sent on one UTC day: what MASTERBRAIN_KEY_DAILY_BYTES is checked against
+    (chats/throttling.py counts them, one statement per request)."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="daily_usage")
+    day = models.DateField()  # UTC
+    bytes_received = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "API key daily usage"
+        verbose_name_plural = "API key daily usage"
+        constraints = [
+            # One counter per key and day; also the index of "how much has this key sent today?".
+            models.UniqueConstraint(fields=["api_key", "day"], name="key_usage_key_day_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.bytes_received} bytes"
 
 
 class AuditEvent(models.Model):

@@ -12,7 +12,8 @@ does. This module only writes the plans of a batch at once, in ONE transaction:
    RETURNING`` (marked stale for the search indexer); ids for messages and tool calls come from their sequences
    up front;
 3. the new rows of every plan (messages, tool calls, artifacts, imported feedback, receipts) go in by one
-   ``COPY`` per table, and the audit events by one ``INSERT``; changes to rows that exist go through
+   ``COPY`` per table, the receipts' payloads (each distinct one once) by one ``INSERT ... ON CONFLICT``, and the
+   audit events by one ``INSERT``; changes to rows that exist go through
    ``plan_apply_changes``, which the row-by-row writer uses too.
 
 Documents the batch cannot take are stored one by one after it commits, through the row-by-row writer: refused
@@ -71,7 +72,7 @@ from chats.services.plan_writer import (
     plan_apply_changes,
     plan_rows,
 )
-from chats.services.receipts import Decision, Sender, receipt_values
+from chats.services.receipts import Decision, Sender, receipt_payloads_save, receipt_values
 
 logger = logging.getLogger(__name__)
 
@@ -98,19 +99,26 @@ def conversations_ingest_bulk(
     documents: Sequence[Any],
     format: str | None = None,
     api_key: ApiKey | None = None,
+    contents: Sequence[bytes | None] | None = None,
 ) -> list[IngestResult]:
     """Store many conversation documents of one source; one result per document, in order.
 
     The same outcomes, receipts and rows as ``ingestion.conversation_ingest`` for each document in turn.
+    ``contents``: the bytes each document was decoded from (None where unknown), kept as its receipt's payload.
     """
     with audit_scope():  # the writers record one event per conversation created or changed
-        return _ingest(Sender(source, api_key), documents, format)
+        return _ingest(Sender(source, api_key), documents, format, contents)
 
 
-def _ingest(sender: Sender, documents: Sequence[Any], format: str | None) -> list[IngestResult]:
+def _ingest(
+    sender: Sender, documents: Sequence[Any], format: str | None, contents: Sequence[bytes | None] | None
+) -> list[IngestResult]:
     source = sender.source
+    if contents is None:
+        contents = [None] * len(documents)
     items = [
-        _Item(index, document_prepare(document=document, format=format)) for index, document in enumerate(documents)
+        _Item(index, document_prepare(document=document, format=format, content=content))
+        for index, (document, content) in enumerate(zip(documents, contents, strict=True))
     ]
     if connection.vendor != "postgresql":
         return [conversation_store(sender=sender, prepared=item.prepared) for item in items]
@@ -381,8 +389,7 @@ _RECEIPT_COLUMNS = (
     "external_id",
     "input_format",
     "outcome",
-    "payload",
-    "payload_text",
+    "payload_id",
     "payload_sha256",
     "size_bytes",
     "messages_added",
@@ -395,6 +402,8 @@ _RECEIPT_COLUMNS = (
 def _copy_receipts(
     cursor: psycopg.Cursor[Any], sender: Sender, items: list[_Item], now: datetime
 ) -> list[IngestionReceipt]:
+    """The batch's receipts by COPY, after their payloads (each distinct one once, in one statement)."""
+    receipt_payloads_save(item.prepared.content for item in items)
     ids = iter(_allocate(cursor, IngestionReceipt._meta.db_table, len(items)))
     instances: list[IngestionReceipt] = []
     rows: list[tuple[Any, ...]] = []
@@ -412,8 +421,7 @@ def _copy_receipts(
         instances.append(
             IngestionReceipt.from_db("default", _RECEIPT_COLUMNS, [values[name] for name in _RECEIPT_COLUMNS])
         )
-        # The canonical text is the document's JSON already: jsonb stores the same value.
-        values["payload"] = item.prepared.text
+        values["payload_id"] = bytes.fromhex(values["payload_id"])  # as the column holds it (see Sha256Field)
         values["warnings"] = _json_encode(values["warnings"])
         values["errors"] = "[]"
         rows.append(tuple(values[name] for name in _RECEIPT_COLUMNS))

@@ -24,15 +24,17 @@ class Prepared:
     """One document, checked and parsed: what every ingestion path plans from."""
 
     document: Any
-    text: str  # canonical JSON of the document: hashed, and the receipt's payload
-    digest: str
-    size_bytes: int
+    content: bytes  # the bytes the document arrived as (its canonical JSON when it came as a value): the payload
+    digest: str  # SHA-256 of `content`
     format: str  # the parsed format, else the one the client named ("" when none)
     parsed: c.Conversation | None = None  # None: refused, for `errors`
     errors: list[c.Issue] = field(default_factory=list)
     over_limit: bool = False
-    payload_text: str = ""  # the document as text, when it cannot be stored as JSON
     external_id: str | None = None  # the document's own id, else the client's
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.content)
 
 
 def document_prepare(
@@ -40,10 +42,15 @@ def document_prepare(
     document: Any,
     format: str | None = None,
     external_id: str | None = None,
-    size_bytes: int | None = None,
+    content: bytes | None = None,
     message_feedback: list[dict[str, Any]] | None = None,
 ) -> Prepared:
-    """Check and parse one document (no database work): what cannot be stored is refused here, with its path."""
+    """Check and parse one document (no database work): what cannot be stored is refused here, with its path.
+
+    `content` is the bytes the document was decoded from (a request's body, a bulk body's item or line), kept
+    exactly as its receipt's payload; a document given as a value (a file's import, the demo data) is kept as
+    its canonical JSON.
+    """
     text = c.canonical_json(document)
     try:
         encoded = text.encode()
@@ -52,19 +59,20 @@ def document_prepare(
         # json.loads accepts an unpaired surrogate escape ("\ud800"); no UTF-8 text can hold one.
         encoded = text.encode(errors="surrogatepass")
         has_surrogate = True
+    if content is None:
+        content = encoded
     prepared = Prepared(
         document=document,
-        text=text,
-        digest=hashlib.sha256(encoded).hexdigest(),
-        size_bytes=size_bytes if size_bytes is not None else len(encoded),
+        content=content,
+        digest=hashlib.sha256(content).hexdigest(),
         format=format or "",
         external_id=external_id or None,
     )
     unstorable = _find_unstorable(document) if has_surrogate or "\\u0000" in text else None
     if unstorable is not None:
-        # PostgreSQL stores neither in text or JSON; refuse rather than alter what was sent.
+        # PostgreSQL stores neither in text or JSON; refuse rather than alter what was sent (the receipt keeps the
+        # bytes).
         prepared.errors = [c.Issue(*unstorable)]
-        prepared.payload_text = encoded.decode(errors="backslashreplace")
         return prepared
     try:
         parsed = ingest.parse_document(document, format=format)

@@ -58,19 +58,20 @@ def conversation_ingest(
     format: str | None = None,
     external_id: str | None = None,
     api_key: ApiKey | None = None,
-    size_bytes: int | None = None,
+    content: bytes | None = None,
     message_feedback: list[dict[str, Any]] | None = None,
     actor: Actor = None,
 ) -> IngestResult:
     """Store one conversation document: whole or not at all, idempotently, and leave a receipt either way.
 
-    `actor` is who sends it when that is not the source itself by its key (a command importing files).
+    `actor` is who sends it when that is not the source itself by its key (a command importing files). `content`
+    is the bytes the document was decoded from, kept as its receipt's payload (see `document_prepare`).
     """
     prepared = document_prepare(
         document=document,
         format=format,
         external_id=external_id,
-        size_bytes=size_bytes,
+        content=content,
         message_feedback=message_feedback,
     )
     return conversation_store(sender=Sender(source, api_key, actor), prepared=prepared)

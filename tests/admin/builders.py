@@ -11,6 +11,7 @@ from chats.models import Conversation, Label, Source
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
 from chats.services.sources import api_key_create, source_get_or_create
+from chats.throttling import ingest_quota_charge
 
 PROTOCOL_ID = "airalogy.id.lab.demo.project.pcr.protocol.pcr_basics.v.0.0.1"
 
@@ -63,12 +64,13 @@ def conversation(source: Source, n: int = 0, *, turns: int = 1) -> Conversation:
 
 
 def world(count: int, reviewer: User) -> dict[str, Any]:
-    """`count` of everything the admin lists: sources, keys, conversations (with messages, tool calls,
-    artifacts, receipts), labels, feedback with labels, and audit events."""
+    """`count` of everything the admin lists: sources, keys (with a day's usage), conversations (with messages,
+    tool calls, artifacts, receipts and their payloads), labels, feedback with labels, and audit events."""
     made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
     for n in range(count):
         source, _ = source_get_or_create(name=f"source-{n}")
-        api_key_create(source=source, name=f"key-{n}")
+        key, _ = api_key_create(source=source, name=f"key-{n}")
+        ingest_quota_charge(key, 1000 + n)  # what the key's requests count against its daily quota
         chat = conversation(source, n)
         label = Label.objects.create(name=f"label-{n}", description="<i>untrusted</i>")
         feedback, _ = feedback_submit(

@@ -10,6 +10,7 @@ from django.test import Client
 
 from chats.models import (
     ApiKey,
+    ApiKeyDailyUsage,
     AuditEvent,
     Conversation,
     Feedback,
@@ -18,6 +19,7 @@ from chats.models import (
     InjectedArtifact,
     Label,
     Message,
+    ReceiptPayload,
     Source,
     ToolCall,
 )
@@ -37,6 +39,8 @@ CHANGELIST_QUERIES = {
     "toolcall": 4,  # + count, calls with conversation and message
     "injectedartifact": 4,  # + count, artifacts with conversation
     "ingestionreceipt": 5,  # + sources (filter), count, receipts with source and conversation
+    "receiptpayload": 4,  # + count, payloads with their compressed size (not their bytes)
+    "apikeydailyusage": 4,  # + count, days with their key
     "label": 5,  # + count, full count, labels
     "feedback": 4,  # + count, feedback with conversation, message and author
     "feedbacklabel": 5,  # + labels (filter), count, rows with feedback, label and conversation
@@ -46,12 +50,14 @@ CHANGELIST_QUERIES = {
 # Every change page: session, user, the object with its foreign keys, then:
 CHANGE_PAGE_QUERIES = {
     "source": 4,  # its API keys
-    "apikey": 3,
+    "apikey": 4,  # the key's last days of usage (today's comes with the key)
     "conversation": 6,  # its messages, their tool calls, their injections
     "message": 3,
     "toolcall": 3,
     "injectedartifact": 3,
-    "ingestionreceipt": 3,
+    "ingestionreceipt": 3,  # the payload comes with the receipt
+    "receiptpayload": 3,
+    "apikeydailyusage": 3,
     "label": 3,
     "feedback": 4,  # its labels
     "feedbacklabel": 3,
@@ -66,6 +72,8 @@ MODELS: dict[str, Any] = {
     "toolcall": ToolCall,
     "injectedartifact": InjectedArtifact,
     "ingestionreceipt": IngestionReceipt,
+    "receiptpayload": ReceiptPayload,
+    "apikeydailyusage": ApiKeyDailyUsage,
     "label": Label,
     "feedback": Feedback,
     "feedbacklabel": FeedbackLabel,

@@ -58,6 +58,7 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/api/v1/ingest/"): SOURCE,
     ("POST", "/api/v1/ingest/bulk/"): SOURCE,
     ("GET", "/api/v1/receipts/{uuid}/"): SOURCE,
+    ("GET", "/api/v1/receipts/{uuid}/payload/"): SOURCE,
     ("GET", "/api/v1/conversations/"): READS,
     ("GET", "/api/v1/conversations/{uuid}/"): READS,
     ("GET", "/api/v1/conversations/{uuid}/export/"): READS,
@@ -176,6 +177,9 @@ def seeded(source: Any, other_source: Any, reviewer: Any, other_reviewer: Any) -
         },
         "uuids": {
             "/api/v1/receipts/{uuid}/": [str(uuid) for uuid in IngestionReceipt.objects.values_list("uuid", flat=True)],
+            "/api/v1/receipts/{uuid}/payload/": [
+                str(uuid) for uuid in IngestionReceipt.objects.values_list("uuid", flat=True)
+            ],
             "/api/v1/conversations/{uuid}/": [str(conversation.uuid)],
             "/api/v1/conversations/{uuid}/export/": [str(conversation.uuid)],
             "/api/v1/feedback/{uuid}/": [str(own.uuid), str(others.uuid)],
@@ -192,7 +196,7 @@ def _strategy(operation: Any, seeded: dict[str, Any]) -> st.SearchStrategy[Any]:
     strategies = [operation.as_strategy()]
     if "{uuid}" not in operation.path:
         strategies.append(operation.as_strategy(generation_mode=GenerationMode.NEGATIVE))
-    elif operation.path != "/api/v1/receipts/{uuid}/":  # whose only input is its uuid
+    elif not operation.path.startswith("/api/v1/receipts/{uuid}/"):  # whose only input is their uuid
         # Invalid queries and bodies, but a path that resolves: a path that resolves to no view is answered with
         # Django's HTML page (test_a_url_under_the_api_that_resolves_to_nothing_answers_with_the_error_shape).
         strategies.append(
@@ -259,6 +263,7 @@ def test_every_operation_of_the_schema_is_fuzzed(api_schema: Any) -> None:
     "path",
     [
         "/api/v1/receipts/not-a-uuid/",
+        "/api/v1/receipts/not-a-uuid/payload/",
         "/api/v1/conversations/a.b/",
         "/api/v1/conversations/a.b/export/",
         "/api/v1/feedback/a.b/",

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
@@ -44,7 +45,7 @@ from rest_framework.test import APIClient
 import chats.management.commands
 import chats.services
 from chats.admin import AuditedModelAdmin
-from chats.models import ApiKey, AuditEvent, Conversation, Feedback, Label, Message, Source
+from chats.models import ApiKey, AuditEvent, Conversation, Feedback, IngestionReceipt, Label, Message, Source
 from chats.services import labels as label_services
 from chats.services.audit import CommandActor, audit_record, audited, in_audited_write
 from chats.services.bulk_writer import conversations_ingest_bulk
@@ -961,6 +962,43 @@ def command_seeds_the_demo_and_a_second_run_writes_nothing(w: World) -> list[dic
     return expected
 
 
+def _pruned(w: World, receipt: IngestionReceipt, days: int, target: str, actor: User | str) -> dict[str, Any]:
+    """The event of a prune that removed `receipt`'s payload, which no other receipt named."""
+    receipt.refresh_from_db()
+    assert receipt.payload_id is None and receipt.payload_sha256 and receipt.outcome == "created"
+    after = {
+        "older_than_days": days,
+        "cutoff": ANY,
+        "receipts": 1,
+        "payloads_deleted": 1,
+        "payload_bytes_deleted": receipt.size_bytes,
+        "stored_bytes_deleted": ANY,
+    }
+    return expect("receipt.payloads_pruned", actor, "receipts", target, after=after)
+
+
+@write_path("command prune_receipt_payloads", "service receipt_payloads_prune")
+def command_prunes_the_payloads_of_old_receipts(w: World) -> list[dict[str, Any]]:
+    old = IngestionReceipt.objects.filter(conversation=w.chat)
+    old.update(created_at=timezone.now() - timedelta(days=40))
+    assert "Would remove the payloads of 1 receipt" in _run("prune_receipt_payloads", "--days", "30", "--dry-run")
+    _run("prune_receipt_payloads")  # the setting keeps payloads forever: nothing to do
+    assert "Removed the payloads of 1 receipt" in _run("prune_receipt_payloads", "--days", "30")
+    assert "of 0 receipt" in _run("prune_receipt_payloads", "--days", "30")  # nothing left: no event
+    return [_pruned(w, old.get(), 30, "all", command("prune_receipt_payloads"))]
+
+
+@write_path("admin chats.ingestionreceipt action prune_payloads", "service receipt_payloads_prune")
+def admin_prunes_the_payloads_of_selected_receipts(w: World) -> list[dict[str, Any]]:
+    receipt = IngestionReceipt.objects.get(conversation=w.chat)
+    form = {"action": "prune_payloads", "_selected_action": [receipt.pk], "older_than_days": "0"}
+    preview = _admin_post(w, "/admin/chats/ingestionreceipt/", form)
+    assert b"1 receipt created before" in preview.content  # the count, before anything is removed
+    assert IngestionReceipt.objects.get(pk=receipt.pk).payload_id is not None
+    _admin_post(w, "/admin/chats/ingestionreceipt/", {**form, "apply": "yes"})
+    return [_pruned(w, receipt, 0, "selected", w.admin)]
+
+
 @write_path("command create_demo_admin")
 def command_creates_the_demo_admin_and_reviewer(w: World) -> list[dict[str, Any]]:
     with override_settings(DEBUG=True):
@@ -1134,6 +1172,7 @@ NOT_WRITES = {
     # only), storing a receipt, and writing a plan's rows (its event is written by conversation_store).
     "service reject": "a step of conversation_store: a receipt, no audited state",
     "service receipt_create": "a step of conversation_store: a receipt, no audited state",
+    "service receipt_payloads_save": "a step of every receipt's writing: the bytes it names, no audited state",
     "service write_plan": "a step of conversation_store, which writes the event",
     # Signing in and out changes a session (and last_login), no audited state.
     "POST login": "signing in",
@@ -1148,6 +1187,8 @@ NOT_WRITES = {
     "GET chats:thread": "read",
     "GET chats:feedback_form": "read",
     "GET api:receipt": "read",
+    "GET api:receipt-payload": "read",
+    "admin:chats_ingestionreceipt_payload": "read (a download)",
     "GET api:artifacts": "read",
     "GET api:labels": "read",
     "GET api:schema": "read",

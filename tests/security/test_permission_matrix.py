@@ -40,6 +40,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from chats.models import (
     ApiKey,
+    ApiKeyDailyUsage,
     AuditEvent,
     Conversation,
     Feedback,
@@ -48,11 +49,13 @@ from chats.models import (
     InjectedArtifact,
     Label,
     Message,
+    ReceiptPayload,
     Source,
     ToolCall,
 )
 from chats.services.feedback import feedback_submit
 from chats.services.sources import api_key_create
+from chats.throttling import ingest_quota_charge
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
 
 pytestmark = pytest.mark.django_db
@@ -150,6 +153,10 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # A receipt is shown to the source it belongs to; to another source's key it does not exist (404); a session
     # is not read here (401).
     "api:receipt": {
+        "GET":                         row(401,         200,         404,         401,         401,         401,         401,         401,         401),
+        "POST":                        row(401,         405,         405,         401,         401,         401,         401,         401,         401),
+    },
+    "api:receipt-payload": {
         "GET":                         row(401,         200,         404,         401,         401,         401,         401,         401,         401),
         "POST":                        row(401,         405,         405,         401,         401,         401,         401,         401,         401),
     },
@@ -354,6 +361,29 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "admin/chats/apikey/<path:object_id>/": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
     },
+    # What each key sent per day (the daily quota's counters): read-only, to those who see keys.
+    "admin:chats_apikeydailyusage_changelist": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin:chats_apikeydailyusage_add": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_apikeydailyusage_change": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_apikeydailyusage_delete": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_apikeydailyusage_history": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin/chats/apikeydailyusage/<path:object_id>/": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
+    },
 
     # ---- Admin: ingested data and the audit log are read-only for everyone, superusers included: add, change
     # (POST) and delete are 403, the change page is a view page (200), and the changelist offers no action, so
@@ -446,6 +476,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "admin/chats/injectedartifact/<path:object_id>/": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
     },
+    # Receipts have one action, removing old payloads, for superusers only (it needs change_ingestionreceipt): its
+    # POST answers the page that counts what would go, and removes nothing until that page is confirmed.
     "admin:chats_ingestionreceipt_changelist": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
         "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
@@ -466,6 +498,33 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
     },
     "admin/chats/ingestionreceipt/<path:object_id>/": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
+    },
+    # A receipt's payload, as the exact bytes: to whoever may view receipts.
+    "admin:chats_ingestionreceipt_payload": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    # The payloads receipts name: read-only like the receipts, which Auditors read.
+    "admin:chats_receiptpayload_changelist": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin:chats_receiptpayload_add": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_receiptpayload_change": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_receiptpayload_delete": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_receiptpayload_history": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin/chats/receiptpayload/<path:object_id>/": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
     },
     "admin:chats_auditevent_changelist": {
@@ -704,6 +763,7 @@ def build_world() -> World:
     source_a = Source.objects.create(name="source-a")
     source_b = Source.objects.create(name="source-b")
     key_a, raw_key_a = api_key_create(source=source_a, name="a")
+    ingest_quota_charge(key_a, 1000)  # a day's usage of A's key
     _, raw_key_b = api_key_create(source=source_b, name="b")
     (label,) = make_labels("helpful")
     conversation = make_record_qa(source_a)
@@ -734,6 +794,8 @@ def build_world() -> World:
         "chats.toolcall": ToolCall.objects.filter(conversation=conversation).order_by("id").first(),
         "chats.injectedartifact": InjectedArtifact.objects.filter(conversation=conversation).order_by("id").first(),
         "chats.ingestionreceipt": IngestionReceipt.objects.filter(source=source_a).order_by("id").first(),
+        "chats.receiptpayload": ReceiptPayload.objects.filter(receipts__source=source_a).order_by("sha256").first(),
+        "chats.apikeydailyusage": ApiKeyDailyUsage.objects.filter(api_key=key_a).first(),
         "chats.label": label,
         "chats.feedback": feedback,
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
@@ -808,8 +870,10 @@ def _admin_targets(world: World) -> dict[str, Target]:
         obj = world.admin_objects[label]
         base = f"/admin/{app}/{name}/"
         one = f"{base}{obj.pk}/"
-        # The admin's own action where it has one (revoking keys, unlocking a sign-in), else deleting.
-        action = next((a for a in ("revoke_keys", "unlock") if a in (model_admin.actions or [])), "delete_selected")
+        # The admin's own action when it has one (revoking keys, unlocking a sign-in, pruning payloads; without
+        # the step that confirms it), else deleting.
+        own = [name for name in ("revoke_keys", "unlock", "prune_payloads") if name in (model_admin.actions or [])]
+        action = own[0] if own else "delete_selected"
         targets[f"admin:{app}_{name}_changelist"] = Target(
             (base,), {"POST": {"action": action, "_selected_action": [str(obj.pk)], "index": "0", "post": "yes"}}
         )
@@ -822,6 +886,8 @@ def _admin_targets(world: World) -> dict[str, Target]:
         (f"/admin/auth/user/{world.leaver.pk}/password/",),
         {"POST": {"password1": NEW_PASSWORD, "password2": NEW_PASSWORD}},
     )
+    receipt = world.admin_objects["chats.ingestionreceipt"]
+    targets["admin:chats_ingestionreceipt_payload"] = Target((f"/admin/chats/ingestionreceipt/{receipt.pk}/payload/",))
     targets["admin:chats_source_create_key"] = Target(
         (f"/admin/chats/source/{world.source_a.pk}/create-key/",), {"POST": {"name": "from the matrix"}}
     )
@@ -878,6 +944,7 @@ def build_targets(world: World) -> dict[str, Target]:
         "api:ingest": Target(("/api/v1/ingest/",), {"POST": JsonBody(TINY_DOCUMENT)}),
         "api:ingest-bulk": Target(("/api/v1/ingest/bulk/",), {"POST": JsonBody([TINY_DOCUMENT])}),
         "api:receipt": Target((f"/api/v1/receipts/{receipt.uuid}/",), {"POST": JsonBody({})}),
+        "api:receipt-payload": Target((f"/api/v1/receipts/{receipt.uuid}/payload/",), {"POST": JsonBody({})}),
         "api:artifacts": Target((f"/api/v1/artifacts/?artifact_id={artifact.artifact_id}",), {"POST": JsonBody({})}),
         "api:labels": Target(("/api/v1/labels/",), {"POST": JsonBody({"name": "new"})}),
         "api:export": Target(

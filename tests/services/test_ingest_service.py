@@ -71,8 +71,9 @@ def test_a_new_conversation_is_created_with_its_messages_tool_calls_and_receipt(
     assert call.name == "airalogy_search" and call.parsed_arguments == {"keywords": ["PCR", "nonspecific bands"]}
     assert call.result_message is not None and call.result_message.role == "tool"
     assert conversation.messages.get(position=1).raw == HISTORY[1]
-    receipt = IngestionReceipt.objects.get(uuid=result.receipt.uuid)
-    assert receipt.outcome == "created" and receipt.payload == chat_document(HISTORY)
+    receipt = IngestionReceipt.objects.select_related("payload").get(uuid=result.receipt.uuid)
+    assert receipt.outcome == "created" and receipt.payload is not None
+    assert receipt.payload.shown.document == chat_document(HISTORY)
     assert receipt.payload_sha256 == hashlib.sha256(canonical_json(chat_document(HISTORY)).encode()).hexdigest()
 
 
