@@ -295,10 +295,13 @@ class BulkIngestView(APIView):
         return items
 
 
-class ReceiptView(APIView):
+class SourceKeyView(APIView):
     # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsSourceKey]
+
+
+class ReceiptView(SourceKeyView):
 
     @extend_schema(
         operation_id="receipt_retrieve",
@@ -316,12 +319,8 @@ class ReceiptView(APIView):
         return Response(serializers.ReceiptSerializer(receipt).data)
 
 
-class ReceiptPayloadView(APIView):
+class ReceiptPayloadView(SourceKeyView):
     """The exact bytes a receipt's attempt sent."""
-
-    # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
-    authentication_classes = [ApiKeyAuthentication]
-    permission_classes = [IsSourceKey]
 
     @extend_schema(
         operation_id="receipt_payload",
