@@ -9,7 +9,8 @@ Where things live (importing this package registers every admin):
 
 - ``base``: ``ReadOnlyAdmin`` (view only, every stored field shown), ``AuditedModelAdmin``, ``YesNoFilter``;
 - ``sources``: sources, their API keys and the page that creates a key;
-- ``conversations``: conversations with their thread, messages, tool calls, injected artifacts, receipts;
+- ``conversations``: conversations with their thread, messages, tool calls, injected artifacts, the ids injection
+  contexts list, receipts;
 - ``feedback``: labels, feedback and the labels given in it;
 - ``audit``: the audit log;
 - ``users``: users, groups and the admin's own password change, audited.

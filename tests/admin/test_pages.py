@@ -11,6 +11,7 @@ from django.test import Client
 from chats.models import (
     ApiKey,
     AuditEvent,
+    ContextArtifactId,
     Conversation,
     Feedback,
     FeedbackLabel,
@@ -36,6 +37,7 @@ CHANGELIST_QUERIES = {
     "message": 4,  # + count, messages with conversation
     "toolcall": 4,  # + count, calls with conversation and message
     "injectedartifact": 4,  # + count, artifacts with conversation
+    "contextartifactid": 4,  # + count, listed ids with conversation
     "ingestionreceipt": 5,  # + sources (filter), count, receipts with source and conversation
     "label": 5,  # + count, full count, labels
     "feedback": 4,  # + count, feedback with conversation, message and author
@@ -51,6 +53,7 @@ CHANGE_PAGE_QUERIES = {
     "message": 3,
     "toolcall": 3,
     "injectedartifact": 3,
+    "contextartifactid": 3,
     "ingestionreceipt": 3,
     "label": 3,
     "feedback": 4,  # its labels
@@ -65,6 +68,7 @@ MODELS: dict[str, Any] = {
     "message": Message,
     "toolcall": ToolCall,
     "injectedartifact": InjectedArtifact,
+    "contextartifactid": ContextArtifactId,
     "ingestionreceipt": IngestionReceipt,
     "label": Label,
     "feedback": Feedback,

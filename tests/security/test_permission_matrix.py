@@ -40,6 +40,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from chats.models import (
     ApiKey,
     AuditEvent,
+    ContextArtifactId,
     Conversation,
     Feedback,
     FeedbackLabel,
@@ -445,6 +446,28 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "admin/chats/injectedartifact/<path:object_id>/": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
     },
+    "admin:chats_contextartifactid_changelist": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin:chats_contextartifactid_add": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_contextartifactid_change": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_contextartifactid_delete": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_contextartifactid_history": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin/chats/contextartifactid/<path:object_id>/": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
+    },
     "admin:chats_ingestionreceipt_changelist": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
         "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
@@ -706,6 +729,7 @@ def build_world() -> World:
         "chats.message": message,
         "chats.toolcall": ToolCall.objects.filter(conversation=conversation).order_by("id").first(),
         "chats.injectedartifact": InjectedArtifact.objects.filter(conversation=conversation).order_by("id").first(),
+        "chats.contextartifactid": ContextArtifactId.objects.filter(conversation=conversation).order_by("id").first(),
         "chats.ingestionreceipt": IngestionReceipt.objects.filter(source=source_a).order_by("id").first(),
         "chats.label": label,
         "chats.feedback": feedback,
