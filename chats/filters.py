@@ -1,8 +1,8 @@
 """The FilterSets: the conversation filters, shared by the review pages, the API and the export command (one set
 of query parameters for all), and the API's feedback filters.
 
-Filters on related tables use EXISTS subqueries, never joins, so a conversation appears once whatever matches,
-and the list keeps its (last_activity_at, id) order and index.
+Filters on related tables use EXISTS (or IN) subqueries, never joins, so a conversation appears once whatever
+matches, and the list keeps its (last_activity_at, id) order and index.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from chats.models import (
     SEARCH_DOCUMENT_SQL,
     SEARCH_TEXT_LIMIT,
     ArtifactKind,
+    ContextArtifactId,
     Conversation,
     Feedback,
     FeedbackLabel,
@@ -35,6 +36,14 @@ from chats.models import (
 )
 
 BOOLEAN_CHOICES = [("", "Any"), ("true", "Yes"), ("false", "No")]
+
+# ?policy=: what a conversation's injections were against its injection context (chats.ingest.policy).
+POLICY_CHOICES = [
+    ("violation", "Policy violation"),
+    ("clean", "Every injection permitted"),
+    ("no_context", "No injection context"),
+]
+_POLICY_VIOLATION = {"violation": True, "clean": False, "no_context": None}
 
 
 def _start_of(day: dt.date) -> dt.datetime:
@@ -89,7 +98,7 @@ def _stale_matches(queryset: QuerySet[Conversation], value: str) -> list[int]:
 
 class ConversationFilter(django_filters.FilterSet):
     """Query parameters: source, model, user, date_from, date_to, format, role, has_tool_calls, tool_name,
-    artifact_id, artifact_kind, status, score, label, q."""
+    artifact_id, artifact_kind, policy, status, score, label, q."""
 
     source = django_filters.ModelChoiceFilter(
         queryset=Source.objects.all(), to_field_name="name", label="Source", empty_label="Any source"
@@ -112,9 +121,17 @@ class ConversationFilter(django_filters.FilterSet):
         widget=forms.Select(choices=BOOLEAN_CHOICES),
     )
     tool_name = django_filters.CharFilter(method="filter_tool_name", label="Tool name")
-    artifact_id = django_filters.CharFilter(method="filter_artifact_id", label="Injected artifact id")
+    artifact_id = django_filters.CharFilter(
+        method="filter_artifact_id", label="Artifact id (injected or listed in the context)"
+    )
     artifact_kind = django_filters.ChoiceFilter(
         method="filter_artifact_kind", choices=ArtifactKind.choices, label="Artifact kind", empty_label="Any kind"
+    )
+    policy = django_filters.ChoiceFilter(
+        method="filter_policy",
+        choices=POLICY_CHOICES,
+        label="Injection policy",
+        empty_label="Any policy",
     )
     status = django_filters.ChoiceFilter(
         field_name="review_status", choices=ReviewStatus.choices, label="Review status", empty_label="Any status"
@@ -176,10 +193,21 @@ class ConversationFilter(django_filters.FilterSet):
         return queryset.filter(Exists(ToolCall.objects.filter(conversation=OuterRef("pk"), name=value)))
 
     def filter_artifact_id(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
-        return queryset.filter(Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), artifact_id=value)))
+        # Injected, or only listed by the context (permitted, perhaps never used), each read by its id's index.
+        # One IN over both tables rather than two EXISTS joined by OR: PostgreSQL joins the few matches to the
+        # conversations (a semi-join), where an OR of EXISTS would test every conversation of the list in turn.
+        injected = InjectedArtifact.objects.filter(artifact_id=value).values("conversation_id")
+        listed = ContextArtifactId.objects.filter(artifact_id=value).values("conversation_id")
+        return queryset.filter(id__in=injected.union(listed, all=True))
 
     def filter_artifact_kind(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
         return queryset.filter(Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), kind=value)))
+
+    def filter_policy(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
+        violation = _POLICY_VIOLATION[value]
+        if violation is None:
+            return queryset.filter(policy_violation__isnull=True)
+        return queryset.filter(policy_violation=violation)
 
     def filter_score(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
         return queryset.filter(Exists(Feedback.objects.filter(conversation=OuterRef("pk"), score=int(value))))

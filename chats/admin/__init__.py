@@ -9,7 +9,8 @@ Where things live (importing this package registers every admin):
 
 - ``base``: ``ReadOnlyAdmin`` (view only, every stored field shown), ``AuditedModelAdmin``, ``YesNoFilter``;
 - ``sources``: sources, their API keys and the page that creates a key;
-- ``conversations``: conversations with their thread, messages, tool calls, injected artifacts;
+- ``conversations``: conversations with their thread, messages, tool calls, injected artifacts, the ids injection
+  contexts list;
 - ``receipts``: ingestion receipts (their payload shown and downloadable, old payloads removed by an action),
   the payloads themselves, and the bytes each key sent per day;
 - ``feedback``: labels, feedback and the labels given in it;

@@ -1,5 +1,6 @@
-"""Ingested data, read-only: conversations (with their thread), messages, tool calls and injected artifacts. They
-change only through ingestion and the services (receipts: see ``receipts``)."""
+"""Ingested data, read-only: conversations (with their thread), messages, tool calls, injected artifacts (with
+their policy verdicts) and the ids injection contexts list. They change only through ingestion and the services
+(receipts: see ``receipts``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 
 from chats.admin.base import ReadOnlyAdmin, YesNoFilter
-from chats.models import Conversation, InjectedArtifact, Message, ToolCall
+from chats.models import ContextArtifactId, Conversation, InjectedArtifact, Message, ToolCall
 
 # A conversation can hold thousands of messages; its admin page shows the first ones and says so.
 THREAD_TABLE_LIMIT = 500
@@ -77,6 +78,7 @@ class ConversationAdmin(ReadOnlyAdmin):
         "input_format",
         "review_status",
         HasToolCallsFilter,
+        "policy_violation",
         "last_activity_at",
     ]
     search_fields = ["external_id", "user_external_id", "title"]
@@ -109,6 +111,7 @@ class ConversationAdmin(ReadOnlyAdmin):
                     "feedback_count",
                     "score_up",
                     "score_down",
+                    "policy_violation",
                     "active_leaf_key",
                 ]
             },
@@ -204,12 +207,34 @@ class ToolCallAdmin(ReadOnlyAdmin):
 
 @admin.register(InjectedArtifact)
 class InjectedArtifactAdmin(ReadOnlyAdmin):
-    list_display = ["kind", "artifact_id", "id_well_formed", "requested", "resolved", "tool_name", "conversation"]
+    list_display = [
+        "kind",
+        "artifact_id",
+        "id_well_formed",
+        "requested",
+        "resolved",
+        "verdict",
+        "tool_name",
+        "conversation",
+    ]
     list_select_related = ["conversation"]
-    list_filter = ["kind", "id_well_formed", "requested", "resolved"]
+    list_filter = ["kind", "id_well_formed", "requested", "resolved", "verdict"]
     search_fields = ["^artifact_id", "=conversation__external_id"]
     raw_id_fields = ["conversation", "message", "tool_call"]
     ordering = ["-id"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[InjectedArtifact]:
         return super().get_queryset(request).select_related("conversation", "message", "tool_call")
+
+
+@admin.register(ContextArtifactId)
+class ContextArtifactIdAdmin(ReadOnlyAdmin):
+    list_display = ["kind", "artifact_id", "id_well_formed", "state", "conversation"]
+    list_select_related = ["conversation"]
+    list_filter = ["kind", "id_well_formed", "state"]
+    search_fields = ["^artifact_id", "=conversation__external_id"]
+    raw_id_fields = ["conversation"]
+    ordering = ["-id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ContextArtifactId]:
+        return super().get_queryset(request).select_related("conversation")

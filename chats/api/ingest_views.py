@@ -302,7 +302,6 @@ class SourceKeyView(APIView):
 
 
 class ReceiptView(SourceKeyView):
-
     @extend_schema(
         operation_id="receipt_retrieve",
         responses={

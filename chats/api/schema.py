@@ -185,11 +185,14 @@ bulk_export = extend_schema_view(
         summary="Export a filtered set as NDJSON, or as training JSONL",
         description="Streams one conversation per line, newest first, selected by the same filters as the "
         "conversation list (`input_format` filters on the format a conversation arrived in). Each line is the "
-        "exported document (with `envelope=true`: `{conversation, source, omitted, document}`), so a line can "
-        "be sent back to `/api/v1/ingest/`. `format=training` gives the OpenAI chat fine-tuning JSONL of the "
-        "active paths: a reviewer's correction replaces the corrected assistant message, hidden messages and "
-        "reasoning are left out, and each line's `metadata` says where it came from (conversation uuid, "
-        "source, feedback ids, corrections applied). Select training data with `score`, `label` and `status`.",
+        "exported document (with `envelope=true`: `{conversation, source, omitted, policy, document}`, where "
+        "`policy` is null without a Record QA injection context, else `{violation, artifacts: [{kind, "
+        "artifact_id, tool_call_id, message_key, verdict}], context_ids: [{kind, artifact_id, id_well_formed, "
+        "state}]}`), so a line can be sent back to `/api/v1/ingest/`. `format=training` gives the OpenAI chat "
+        "fine-tuning JSONL of the active paths: a reviewer's correction replaces the corrected assistant message, "
+        "hidden messages and reasoning are left out, and each line's `metadata` says where it came from "
+        "(conversation uuid, source, feedback ids, corrections applied, whether it is a policy violation). Select "
+        "training data with `score`, `label` and `status`.",
         parameters=[serializers.BulkExportQuery, *filter_parameters(ExportFilter)],
         responses={
             (200, NDJSON): OpenApiResponse(

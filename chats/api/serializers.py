@@ -9,7 +9,17 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chats.export import FORMATS
-from chats.models import Conversation, Feedback, FeedbackOrigin, IngestionReceipt, Label, Outcome
+from chats.models import (
+    ArtifactKind,
+    ContextIdState,
+    Conversation,
+    Feedback,
+    FeedbackOrigin,
+    IngestionReceipt,
+    Label,
+    Outcome,
+    Verdict,
+)
 from chats.selectors.exports import TRAINING
 
 
@@ -125,6 +135,12 @@ class ConversationListSerializer(serializers.ModelSerializer[Any]):
     model = serializers.CharField(source="model_name", help_text="The model's name.")
     display_title = serializers.CharField(help_text="The title, else the first user message, else the id.")
     feedback_summary = FeedbackSummarySerializer(source="*")
+    policy_violation = serializers.BooleanField(
+        allow_null=True,
+        help_text="Whether any injected artifact was not permitted by the Record QA injection context (an artifact "
+        "verdict other than permitted); null when the conversation has no context, so nothing was stated and "
+        "nothing is judged.",
+    )
 
     class Meta:
         model = Conversation
@@ -147,6 +163,7 @@ class ConversationListSerializer(serializers.ModelSerializer[Any]):
             "artifact_count",
             "branch_count",
             "feedback_summary",
+            "policy_violation",
             "created_at",
             "updated_at",
         ]
@@ -195,7 +212,9 @@ class MessageSerializer(WrapperSerializer):
     tool_calls = ToolCallSerializer(many=True)
 
 
-class ArtifactSerializer(serializers.Serializer[Any]):
+class ArtifactSerializer(WrapperSerializer):
+    wraps, own_fields = "artifact", frozenset({"verdict"})
+
     kind = serializers.CharField()
     artifact_id = serializers.CharField()
     id_well_formed = serializers.BooleanField()
@@ -205,6 +224,25 @@ class ArtifactSerializer(serializers.Serializer[Any]):
     requested = serializers.BooleanField(help_text="Named in the call's arguments.")
     resolved = serializers.BooleanField(help_text="Present in the answering tool message.")
     payload = serializers.JSONField(allow_null=True, help_text="The resolved item, verbatim.")
+    verdict = serializers.ChoiceField(
+        choices=Verdict.values,
+        allow_null=True,
+        help_text="Against the conversation's injection context: permitted (its kind is enabled and its id is "
+        "listed, or the kind lists no id), kind_not_enabled (injected although the kind's enabled is not true, or "
+        "the context does not name the kind) or not_listed (the kind lists ids, not this one). Null when the "
+        "conversation has no context. Decided again when a resend changes the context.",
+    )
+
+
+class ContextIdSerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=ArtifactKind.values, help_text="The kind whose list names the id.")
+    artifact_id = serializers.CharField(help_text="As listed.")
+    id_well_formed = serializers.BooleanField(help_text="False when the id does not follow its kind's id scheme.")
+    state = serializers.ChoiceField(
+        choices=ContextIdState.values,
+        help_text="used (injected and resolved), requested_unresolved (requested by an injection, never resolved) "
+        "or unused.",
+    )
 
 
 class FeedbackSerializer(serializers.Serializer[Any]):
@@ -228,13 +266,18 @@ class FeedbackSerializer(serializers.Serializer[Any]):
 
 
 class ConversationDetailSerializer(WrapperSerializer, ConversationListSerializer):
-    wraps, own_fields = "conversation", frozenset({"branch", "messages", "artifacts", "feedback"})
+    wraps, own_fields = "conversation", frozenset({"branch", "messages", "artifacts", "feedback", "context_ids"})
 
     model_config = serializers.JSONField(allow_null=True, help_text="The model as given (a string or an object).")
     branch = serializers.ChoiceField(choices=["active", "all"], help_text="Which messages are listed.")
     messages = MessageSerializer(many=True)
     artifacts = ArtifactSerializer(many=True)
     feedback = FeedbackSerializer(many=True)
+    context_ids = ContextIdSerializer(
+        many=True,
+        help_text="Every artifact id the Record QA injection context lists (whatever the branch), with what became "
+        "of it; empty when there is no context.",
+    )
 
     class Meta(ConversationListSerializer.Meta):
         fields = [
@@ -248,6 +291,7 @@ class ConversationDetailSerializer(WrapperSerializer, ConversationListSerializer
             "branch",
             "messages",
             "artifacts",
+            "context_ids",
             "feedback",
         ]
         read_only_fields = fields
@@ -330,4 +374,6 @@ class BulkExportQuery(serializers.Serializer[Any]):
     format = serializers.ChoiceField(
         choices=sorted([*FORMATS, TRAINING]), help_text="A conversation format, or training."
     )
-    envelope = serializers.BooleanField(default=False, help_text="Wrap each document with its uuid and omissions.")
+    envelope = serializers.BooleanField(
+        default=False, help_text="Wrap each document with its uuid, omissions and injection policy verdicts."
+    )

@@ -125,7 +125,7 @@ def _check_id(artifact: Artifact, path: str, warnings: list[Issue]) -> None:
         warnings.append(Issue(path, f"'{artifact.artifact_id}' is not a well-formed {artifact.kind} id"))
 
 
-def _is_id_list_key(key: str) -> bool:
+def is_id_list_key(key: str) -> bool:
     return key == "ids" or key.endswith("_ids")
 
 
@@ -141,7 +141,7 @@ def _requested_ids(arguments: Any, path: str, warnings: list[Issue]) -> list[str
     elif isinstance(arguments, dict):
         candidates = []
         for key, value in arguments.items():
-            if _is_id_list_key(key):
+            if is_id_list_key(key):
                 candidates.extend(value if isinstance(value, list) else [value])
             elif _is_single_id_key(key):
                 candidates.append(value)

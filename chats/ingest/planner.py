@@ -2,7 +2,8 @@
 
 ``plan_document(parsed, stored)`` is a pure function. It takes a parsed document and a snapshot of the stored
 conversation it belongs to (``None`` when there is none yet) and returns a ``Plan``: the rows to insert, the rows to
-change, the conversation's new summary, the warnings and the outcome. Column limits are applied here, once. The
+change, the conversation's new summary, the policy verdicts of its injections (``chats.ingest.policy``), the
+warnings and the outcome. Column limits are applied here, once. The
 writers (``chats.services.plan_writer`` row by row through the ORM, ``chats.services.bulk_writer`` by COPY for a batch) only carry
 plans out, so a document means the same thing however it arrives.
 
@@ -12,10 +13,12 @@ just as purely by ``chats.ingest.identity``.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
 from chats.ingest import canonical as c
+from chats.ingest import policy
 from chats.ingest.plans import (
     CREATED,
     SUMMARY_FIELDS,
@@ -27,6 +30,7 @@ from chats.ingest.plans import (
     MessageRow,
     Plan,
     Stored,
+    StoredArtifact,
     StoredFeedback,
     new_index,
     new_ref,
@@ -160,7 +164,18 @@ class _Planner:
             for name in changed_fields:
                 before[name] = stored.fields.get(name)
 
-        summary = self._summary(calls, artifacts, feedback_delta)
+        # The context in force once this document is stored: the one it brings, else the stored one.
+        context_changed = stored is None or "injection_context" in changed_fields
+        context = (
+            changed_fields["injection_context"]
+            if context_changed or stored is None
+            else stored.fields.get("injection_context")
+        )
+        verdicts, context_ids, violation = self._plan_policy(context, context_changed, artifacts, resolved)
+        if before is not None and stored is not None and violation != stored.summary.get("policy_violation"):
+            before["policy_violation"] = stored.summary.get("policy_violation")
+
+        summary = self._summary(calls, artifacts, feedback_delta, violation)
         changed = bool(
             self.rows
             or changed_fields
@@ -171,6 +186,9 @@ class _Planner:
             or aliases
             or call_results
             or resolved
+            or verdicts
+            or context_ids is not None
+            or (before is not None and "policy_violation" in before)
         )
         outcome = CREATED if stored is None else UPDATED if changed else UNCHANGED
         return Plan(
@@ -190,6 +208,8 @@ class _Planner:
             aliases=aliases,
             call_results=call_results,
             resolved_artifacts=resolved,
+            verdicts=verdicts,
+            context_ids=context_ids,
             path_on=path_on,
             path_off=path_off,
             warnings=self.warnings,
@@ -359,6 +379,35 @@ class _Planner:
             )
         return rows, resolved
 
+    def _plan_policy(
+        self, context: Any, context_changed: bool, rows: list[ArtifactRow], resolved: dict[int, Any]
+    ) -> tuple[dict[int, str | None], list[policy.ContextId] | None, bool | None]:
+        """The policy verdicts of every artifact of the conversation (stored and new) under the context in force,
+        and the state of every id it lists: (changed verdicts of stored artifacts, the listed ids when they may have
+        changed, whether the conversation is a policy violation). The new rows get their verdicts.
+
+        The listed ids follow from the context and the injections alone: they are given again (to replace the
+        stored ones) when either changed, so the stored ones need not be read."""
+        stored = self.stored
+        stored_artifacts: list[StoredArtifact] = stored.artifacts if stored is not None else []
+        injections: list[policy.Injected] = [
+            dataclasses.replace(a, resolved=True) if a.pk in resolved else a for a in stored_artifacts
+        ]
+        injections.extend(row.artifact for row in rows)
+        decided = policy.policy_verdicts(policy.read_context(context), injections)
+        verdicts: tuple[str | None, ...] = decided.artifacts if decided is not None else (None,) * len(injections)
+        for row, verdict in zip(rows, verdicts[len(stored_artifacts) :], strict=True):
+            row.verdict = verdict
+        changed = {
+            a.pk: verdict for a, verdict in zip(stored_artifacts, verdicts, strict=False) if a.verdict != verdict
+        }
+        listed = list(decided.context_ids) if decided is not None else []
+        had_context = stored is not None and stored.summary.get("policy_violation") is not None
+        context_ids: list[policy.ContextId] | None = None
+        if (listed or had_context) and (stored is None or context_changed or rows or resolved):
+            context_ids = listed
+        return changed, context_ids, decided.violation if decided is not None else None
+
     def _plan_feedback(
         self,
     ) -> tuple[list[FeedbackRow], list[tuple[int, c.Feedback]], list[StoredFeedback], tuple[int, int, int]]:
@@ -430,7 +479,11 @@ class _Planner:
         return self._key(leaf), path_on, path_off
 
     def _summary(
-        self, calls: list[CallRow], artifacts: list[ArtifactRow], feedback_delta: tuple[int, int, int]
+        self,
+        calls: list[CallRow],
+        artifacts: list[ArtifactRow],
+        feedback_delta: tuple[int, int, int],
+        policy_violation: bool | None,
     ) -> dict[str, Any]:
         stored = self.stored
         base: dict[str, Any] = (
@@ -454,6 +507,7 @@ class _Planner:
             "score_up": base["score_up"] + up,
             "score_down": base["score_down"] + down,
             "first_user_text": first_user_text,
+            "policy_violation": policy_violation,
         }
 
 

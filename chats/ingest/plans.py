@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chats.ingest import canonical as c
+from chats.ingest.policy import ContextId
 
 # Conversation fields a later document may change (input_format stays: exports in it give the original back).
 COMPARED_FIELDS = (
@@ -36,6 +37,7 @@ SUMMARY_FIELDS = (
     "score_up",
     "score_down",
     "first_user_text",
+    "policy_violation",  # None: the conversation has no injection context (see chats.ingest.policy)
 )
 
 CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
@@ -81,6 +83,9 @@ class StoredArtifact:
     call_id: str
     artifact_id: str
     resolved: bool
+    kind: str
+    requested: bool
+    verdict: str | None
 
 
 @dataclass(slots=True)
@@ -146,6 +151,7 @@ class ArtifactRow:
     call: int  # call ref
     artifact: c.Artifact
     tool_name: str = ""
+    verdict: str | None = None  # None: the conversation has no injection context
 
 
 @dataclass(slots=True)
@@ -172,6 +178,11 @@ class Plan:
     aliases: dict[int, list[str]] = field(default_factory=dict)  # stored message pk -> all its aliases now
     call_results: dict[int, int] = field(default_factory=dict)  # stored call pk -> ref of its (late) answer
     resolved_artifacts: dict[int, Any] = field(default_factory=dict)  # stored artifact pk -> resolved payload
+    # The policy verdicts (chats.ingest.policy), decided again at every ingestion: stored artifact pk -> its new
+    # verdict, for those whose verdict changes; and the ids the context lists with their state, all of them, when
+    # the context or the injections changed (they replace the stored ones; None: the stored ones stay).
+    verdicts: dict[int, str | None] = field(default_factory=dict)
+    context_ids: list[ContextId] | None = None
     path_on: list[int] = field(default_factory=list)  # stored messages that join the active path
     path_off: list[int] = field(default_factory=list)  # stored messages that leave it
     warnings: list[dict[str, str]] = field(default_factory=list)

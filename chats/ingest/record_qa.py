@@ -1,7 +1,8 @@
 """Record QA documents: ``{"context": {inject_* settings}, "main_messages": [...]}``, maybe with ``chat_id``.
 
 The wrapper is a chat document's; the ``context`` block (what may be injected) becomes the injection context,
-and the injections themselves are read from the tool calls.
+and the injections themselves are read from the tool calls. A malformed id the context lists is a warning, as a
+malformed injected id is (``policy.read_context`` reads the block).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from chats.ingest.canonical import Conversation
 from chats.ingest.chat_document import parse_wrapped
 from chats.ingest.common import shape_error
+from chats.ingest.policy import read_context
 
 NAME = "record_qa"
 EXPECTS = "an object with a 'main_messages' list and a 'context' object of inject_* settings"
@@ -27,4 +29,8 @@ def matches(document: Any) -> bool:
 def parse(document: Any) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
-    return parse_wrapped(document, format_name=NAME, context_key="context")
+    conversation = parse_wrapped(document, format_name=NAME, context_key="context")
+    policy = read_context(conversation.injection_context, "/context")
+    if policy is not None:
+        conversation.warnings.extend(policy.issues)
+    return conversation

@@ -1,8 +1,8 @@
 """The app's models, split by concern and importable from here (Django loads an app's models from this module).
 
 - ``sources``: the systems that send conversations, and the API keys of sources and people.
-- ``conversations``: conversations, messages, tool calls and injected artifacts, their choices, and the SQL of the
-  full-text search document.
+- ``conversations``: conversations, messages, tool calls, injected artifacts and the ids an injection context
+  lists, their choices, and the SQL of the full-text search document.
 - ``feedback``: the label taxonomy and the feedback given on conversations and messages.
 - ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, and the audit log.
 """
@@ -12,6 +12,8 @@ from chats.models.conversations import (
     SEARCH_TEXT_LIMIT,
     ArtifactKind,
     ContentForm,
+    ContextArtifactId,
+    ContextIdState,
     Conversation,
     InjectedArtifact,
     InputFormat,
@@ -20,6 +22,7 @@ from chats.models.conversations import (
     Role,
     Section,
     ToolCall,
+    Verdict,
 )
 from chats.models.feedback import Feedback, FeedbackLabel, FeedbackOrigin, Label, Score
 from chats.models.records import (
@@ -41,6 +44,8 @@ __all__ = [
     "ArtifactKind",
     "AuditEvent",
     "ContentForm",
+    "ContextArtifactId",
+    "ContextIdState",
     "Conversation",
     "Feedback",
     "FeedbackLabel",
@@ -59,4 +64,5 @@ __all__ = [
     "ShownPayload",
     "Source",
     "ToolCall",
+    "Verdict",
 ]

@@ -1,6 +1,7 @@
 """The canonical conversation (design notes §2): conversations, their messages (a tree, in order of arrival), the
-tool calls those messages make and the artifacts injected by them, with the choices their fields take and the SQL
-of a conversation's full-text search document.
+tool calls those messages make and the artifacts injected by them, the ids a Record QA context lists (with the
+policy verdicts of §4, decided by ``chats.ingest.policy``), with the choices their fields take and the SQL of a
+conversation's full-text search document.
 
 Scaling note (§6): every table under a conversation carries ``conversation_id`` and its unique constraints include
 it, and no foreign key crosses conversations except to small reference tables (sources, labels, users), so the
@@ -19,6 +20,7 @@ from django.db.models.functions import MD5
 from django.urls import reverse
 from django.utils import timezone
 
+from chats.ingest import policy
 from chats.models.checks import choices_check
 from chats.models.sources import Source
 
@@ -85,6 +87,9 @@ class Conversation(models.Model):
     score_up = models.PositiveIntegerField(default=0)
     score_down = models.PositiveIntegerField(default=0)
     first_user_text = models.CharField(max_length=300, blank=True)
+    # Whether any injection was not permitted by the injection context (chats.ingest.policy); None: the
+    # conversation has no context, so nothing was stated and nothing is judged.
+    policy_violation = models.BooleanField(null=True, blank=True)
     # Full-text search over the text of every message. On PostgreSQL a GIN index serves ?q= (created by a
     # migration, since SQLite has no tsvector); SQLite searches message text instead. Ingestion does not build
     # it: it marks the conversation stale, and chats.services.search.search_index builds the vectors of stale conversations
@@ -124,6 +129,8 @@ class Conversation(models.Model):
             models.Index(fields=["-last_activity_at"], condition=Q(tool_call_count__gt=0), name="conv_with_tools_idx"),
             # The search indexer's queue, and ?q= over what it has not indexed yet.
             models.Index(fields=["id"], condition=Q(search_stale=True), name="conv_search_stale_idx"),
+            # ?policy=violation (= true), clean (= false) or no_context (IS NULL), newest first.
+            models.Index(fields=["policy_violation", "-last_activity_at", "-id"], name="conv_policy_activity_idx"),
         ]
 
     def __str__(self) -> str:
@@ -271,6 +278,22 @@ class ArtifactKind(models.TextChoices):
     OTHER = "other"
 
 
+class Verdict(models.TextChoices):
+    """An injected artifact against the conversation's injection context (chats.ingest.policy)."""
+
+    PERMITTED = policy.PERMITTED, "Permitted"
+    KIND_NOT_ENABLED = policy.KIND_NOT_ENABLED, "Kind not enabled"
+    NOT_LISTED = policy.NOT_LISTED, "Not listed"
+
+
+class ContextIdState(models.TextChoices):
+    """What became of an id the injection context lists (chats.ingest.policy)."""
+
+    USED = policy.USED, "Injected and resolved"
+    REQUESTED_UNRESOLVED = policy.REQUESTED_UNRESOLVED, "Requested but not resolved"
+    UNUSED = policy.UNUSED, "Unused"
+
+
 class InjectedArtifact(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="artifacts")
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="artifacts")
@@ -282,6 +305,9 @@ class InjectedArtifact(models.Model):
     requested = models.BooleanField(default=False)
     resolved = models.BooleanField(default=False)
     payload = models.JSONField(null=True, blank=True)
+    # Against the injection context (chats.ingest.policy), decided again when a resend changes the context. NULL
+    # when the conversation has no context: not judged, which no verdict (nor "") may stand for.
+    verdict = models.CharField(max_length=20, choices=Verdict.choices, null=True, blank=True)  # noqa: DJ001
 
     class Meta:
         constraints = [
@@ -289,6 +315,7 @@ class InjectedArtifact(models.Model):
                 F("conversation"), F("tool_call"), MD5("artifact_id"), name="artifact_unique_conversation_call_id_md5"
             ),
             choices_check("artifact_kind_valid", "kind", ArtifactKind),
+            choices_check("artifact_verdict_valid", "verdict", Verdict, null=True),
             models.CheckConstraint(
                 condition=Q(requested=True) | Q(resolved=True), name="artifact_requested_or_resolved"
             ),
@@ -308,3 +335,30 @@ class InjectedArtifact(models.Model):
         if self.requested and self.resolved:
             return "requested and resolved"
         return "resolved" if self.resolved else "requested, not resolved"
+
+
+class ContextArtifactId(models.Model):
+    """An artifact id a conversation's injection context lists (what may be injected), and what became of it.
+
+    Rewritten whole, with the verdicts, whenever an ingestion changes the context or the injections.
+    """
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="context_ids")
+    kind = models.CharField(max_length=16, choices=ArtifactKind.choices)
+    artifact_id = models.TextField()  # as listed, never cut short
+    id_well_formed = models.BooleanField(default=True)
+    state = models.CharField(max_length=20, choices=ContextIdState.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                F("conversation"), F("kind"), MD5("artifact_id"), name="contextid_unique_conversation_kind_id_md5"
+            ),
+            choices_check("contextid_kind_valid", "kind", ArtifactKind),
+            choices_check("contextid_state_valid", "state", ContextIdState),
+        ]
+        # ?artifact_id=...: which conversations list this id. On PostgreSQL a hash index (migration 0009), which
+        # holds ids of any length. A conversation's listed ids: the unique constraint's index.
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.artifact_id}"

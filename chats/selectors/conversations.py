@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.db.models import F, Q, QuerySet
 
 from chats.ingest import canonical as c
-from chats.models import Conversation, Feedback, InjectedArtifact, Message, ReviewStatus, ToolCall
+from chats.models import ContextArtifactId, Conversation, Feedback, InjectedArtifact, Message, ReviewStatus, ToolCall
 from chats.selectors.exports import Branch, canonical_artifact
 
 PAGE_SIZE = 50
@@ -145,17 +145,24 @@ class DetailMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class DetailArtifact:
+    artifact: c.Artifact
+    verdict: str | None  # against the injection context (None: the conversation has none)
+
+
+@dataclass(frozen=True, slots=True)
 class ConversationDetail:
     conversation: Conversation
     branch: Branch
     messages: list[DetailMessage]
-    artifacts: list[c.Artifact]
+    artifacts: list[DetailArtifact]
     feedback: list[Feedback]  # on the conversation, or on one of the listed messages
+    context_ids: list[ContextArtifactId]  # the ids its injection context lists, and what became of them
 
 
 def conversation_detail(conversation: Conversation, *, branch: Branch) -> ConversationDetail:
     """The messages (the active path, or every branch), their tool calls, the artifacts and the feedback, in five
-    queries whatever the conversation's size."""
+    queries whatever the conversation's size; a sixth for the ids its injection context lists, when it has one."""
     rows = Message.objects.filter(conversation=conversation).defer("raw")
     rows = rows.filter(on_active_path=True).order_by("depth") if branch == "active" else rows.order_by("position")
     messages = list(rows)
@@ -173,11 +180,16 @@ def conversation_detail(conversation: Conversation, *, branch: Branch) -> Conver
         call_ids[call.pk] = call.call_id
 
     artifacts = [
-        canonical_artifact(artifact, key_of=key_of, call_ids=call_ids)
+        DetailArtifact(canonical_artifact(artifact, key_of=key_of, call_ids=call_ids), artifact.verdict)
         for artifact in InjectedArtifact.objects.filter(conversation=conversation, message_id__in=list(by_pk)).order_by(
             "id"
         )
     ]
+    context_ids = (
+        list(ContextArtifactId.objects.filter(conversation=conversation).order_by("id"))
+        if conversation.policy_violation is not None
+        else []
+    )
 
     feedback = []
     for entry in (
@@ -206,4 +218,5 @@ def conversation_detail(conversation: Conversation, *, branch: Branch) -> Conver
         ],
         artifacts=artifacts,
         feedback=feedback,
+        context_ids=context_ids,
     )

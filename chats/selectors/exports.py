@@ -2,7 +2,8 @@
 
 `conversation_to_canonical` rebuilds one conversation; `iter_canonical` streams a filtered set in batches with a
 fixed number of queries per batch (conversations, messages, tool calls, artifacts, imported feedback, and for
-training the reviewers' corrections), whatever the number of conversations or messages.
+training the reviewers' corrections; for the envelope's policy verdicts, the ids the injection contexts list when
+a conversation of the batch has one), whatever the number of conversations or messages.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from chats.export import export_conversation, training_record
 from chats.ingest import canonical as c
 from chats.models import (
     ContentForm,
+    ContextArtifactId,
     Conversation,
     Feedback,
     FeedbackOrigin,
@@ -46,6 +48,36 @@ class Exportable:
     feedback_ids: list[str] = field(default_factory=list)  # every feedback on the conversation
     corrections: dict[str, str] = field(default_factory=dict)  # message key -> a reviewer's corrected answer
     correction_ids: list[str] = field(default_factory=list)  # the feedback those corrections come from
+    verdicts: list[str | None] = field(default_factory=list)  # of canonical.artifacts, in their order
+    context_ids: list[ContextArtifactId] = field(default_factory=list)  # the ids its injection context lists
+
+    def policy(self) -> dict[str, Any] | None:
+        """The injection policy verdicts (chats.ingest.policy), beside the document rather than in it (a format
+        has no place for them, and the document must go back in as it came): None without an injection context."""
+        if self.conversation.policy_violation is None:
+            return None
+        return {
+            "violation": self.conversation.policy_violation,
+            "artifacts": [
+                {
+                    "kind": artifact.kind,
+                    "artifact_id": artifact.artifact_id,
+                    "tool_call_id": artifact.tool_call_id,
+                    "message_key": artifact.message_key,
+                    "verdict": verdict,
+                }
+                for artifact, verdict in zip(self.canonical.artifacts, self.verdicts, strict=True)
+            ],
+            "context_ids": [
+                {
+                    "kind": listed.kind,
+                    "artifact_id": listed.artifact_id,
+                    "id_well_formed": listed.id_well_formed,
+                    "state": listed.state,
+                }
+                for listed in self.context_ids
+            ],
+        }
 
     def provenance(self) -> dict[str, Any]:
         """Where a training line came from."""
@@ -56,6 +88,7 @@ class Exportable:
             "external_id": conversation.external_id,
             "format": conversation.input_format,
             "review_status": conversation.review_status,
+            "policy_violation": conversation.policy_violation,
             "feedback": list(self.feedback_ids),
             "corrections": list(self.correction_ids),
         }
@@ -63,7 +96,7 @@ class Exportable:
 
 def conversation_to_canonical(conversation: Conversation, *, branch: Branch = "active") -> c.Conversation:
     """The conversation as the parsers would have produced it: the active path, or the whole tree (`"all"`)."""
-    [item] = _load_batch([conversation], branch=branch, training=False)
+    [item] = _load_batch([conversation], branch=branch, training=False, policy=False)
     return item.canonical
 
 
@@ -72,10 +105,12 @@ def iter_canonical(
     *,
     branch: Branch = "all",
     training: bool = False,
+    policy: bool = False,
     batch_conversations: int = BATCH_CONVERSATIONS,
     batch_messages: int = BATCH_MESSAGES,
 ) -> Iterator[Exportable]:
-    """Every conversation of `queryset`, newest first, rebuilt batch by batch.
+    """Every conversation of `queryset`, newest first, rebuilt batch by batch (with `policy`, the ids their
+    injection contexts list too, for `Exportable.policy`).
 
     Batches follow the list order by keyset (`last_activity_at`, `id`), so a conversation that arrives during the
     stream neither repeats nor shifts one already sent. Each batch costs one query per table.
@@ -97,7 +132,7 @@ def iter_canonical(
             messages += row.message_count
             if messages >= batch_messages:
                 break
-        yield from _load_batch(batch, branch=branch, training=training)
+        yield from _load_batch(batch, branch=branch, training=training, policy=policy)
         last = batch[-1]
         position = (last.last_activity_at, last.pk)
         if len(rows) < batch_conversations and len(batch) == len(rows):
@@ -108,10 +143,12 @@ def export_lines(queryset: QuerySet[Conversation], format: str, *, envelope: boo
     """NDJSON: each conversation exported in `format` on a line of its own, or its training record (`"training"`).
 
     A plain line is the exported document, so it can be ingested again; with `envelope` it is wrapped with the
-    conversation's uuid, its source and what the format left out.
+    conversation's uuid, its source, what the format left out and the injection policy verdicts.
     """
     training = format == TRAINING
-    for item in iter_canonical(queryset, branch="active" if training else "all", training=training):
+    for item in iter_canonical(
+        queryset, branch="active" if training else "all", training=training, policy=envelope and not training
+    ):
         line: Any
         if training:
             line = training_record(item.canonical, corrections=item.corrections, provenance=item.provenance())
@@ -123,12 +160,15 @@ def export_lines(queryset: QuerySet[Conversation], format: str, *, envelope: boo
                     "conversation": str(item.conversation.uuid),
                     "source": item.conversation.source.name,
                     "omitted": result.omitted,
+                    "policy": item.policy(),
                     "document": result.document,
                 }
         yield (json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
 
 
-def _load_batch(conversations: Sequence[Conversation], *, branch: Branch, training: bool) -> list[Exportable]:
+def _load_batch(
+    conversations: Sequence[Conversation], *, branch: Branch, training: bool, policy: bool
+) -> list[Exportable]:
     ids = [conversation.pk for conversation in conversations]
     message_rows = Message.objects.filter(conversation_id__in=ids)
     if branch == "active":
@@ -151,8 +191,16 @@ def _load_batch(conversations: Sequence[Conversation], *, branch: Branch, traini
         call_ids[call.pk] = call.call_id
 
     artifacts_of: dict[int, list[c.Artifact]] = defaultdict(list)
+    verdicts_of: dict[int, list[str | None]] = defaultdict(list)
     for artifact in artifact_rows.order_by("id"):
         artifacts_of[artifact.conversation_id].append(canonical_artifact(artifact, key_of=key_of, call_ids=call_ids))
+        verdicts_of[artifact.conversation_id].append(artifact.verdict)
+
+    context_ids_of: dict[int, list[ContextArtifactId]] = defaultdict(list)
+    with_context = [conversation.pk for conversation in conversations if conversation.policy_violation is not None]
+    if with_context and policy:
+        for listed in ContextArtifactId.objects.filter(conversation_id__in=with_context).order_by("id"):
+            context_ids_of[listed.conversation_id].append(listed)
 
     imported_of: dict[int, list[c.Feedback]] = defaultdict(list)
     feedback_ids_of: dict[int, list[str]] = defaultdict(list)
@@ -216,6 +264,8 @@ def _load_batch(conversations: Sequence[Conversation], *, branch: Branch, traini
                 feedback_ids=feedback_ids_of.get(conversation.pk, []),
                 corrections={key: text for key, (_, text, _) in corrections.items()},
                 correction_ids=[feedback_id for _, _, feedback_id in corrections.values()],
+                verdicts=verdicts_of.get(conversation.pk, []),
+                context_ids=context_ids_of.get(conversation.pk, []),
             )
         )
     return result

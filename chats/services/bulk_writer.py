@@ -11,10 +11,11 @@ does. This module only writes the plans of a batch at once, in ONE transaction:
 2. new conversations go in by COPY into a temporary table and one ``INSERT ... SELECT ... ON CONFLICT DO NOTHING
    RETURNING`` (marked stale for the search indexer); ids for messages and tool calls come from their sequences
    up front;
-3. the new rows of every plan (messages, tool calls, artifacts, imported feedback, receipts) go in by one
-   ``COPY`` per table, the receipts' payloads (each distinct one once) by one ``INSERT ... ON CONFLICT``, and the
-   audit events by one ``INSERT``; changes to rows that exist go through
-   ``plan_apply_changes``, which the row-by-row writer uses too.
+3. the new rows of every plan (messages, tool calls, artifacts, imported feedback, the ids an injection context
+   lists, receipts) go in by one ``COPY`` per table, the receipts' payloads (each distinct one once) by one
+   ``INSERT ... ON CONFLICT``, and the audit events by one ``INSERT``; the policy verdicts decided again for
+   stored rows by a statement per verdict value for the whole batch (``plans_rewrite_verdicts``); other changes
+   to rows that exist go through ``plan_apply_changes``. The row-by-row writer uses both too.
 
 Documents the batch cannot take are stored one by one after it commits, through the row-by-row writer: refused
 documents (so that their receipts are exactly the ordinary ones), a second document for a conversation already
@@ -42,6 +43,7 @@ from chats.ingest import identity, planner, plans
 from chats.models import (
     ApiKey,
     AuditEvent,
+    ContextArtifactId,
     Conversation,
     Feedback,
     IngestionReceipt,
@@ -65,12 +67,14 @@ from chats.services.ingestion import (
 from chats.services.plan_writer import (
     ARTIFACT_COLUMNS,
     CALL_COLUMNS,
+    CONTEXT_ID_COLUMNS,
     FEEDBACK_COLUMNS,
     MESSAGE_COLUMNS,
     Refs,
     new_conversation,
     plan_apply_changes,
     plan_rows,
+    plans_rewrite_verdicts,
 )
 from chats.services.receipts import Decision, Sender, receipt_payloads_save, receipt_values
 
@@ -328,6 +332,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
     calls: list[tuple[Any, ...]] = []
     artifacts: list[tuple[Any, ...]] = []
     feedback: list[tuple[Any, ...]] = []
+    context_ids: list[tuple[Any, ...]] = []
     changes: list[tuple[plans.Plan, Conversation, Refs]] = []
     for item, plan in planned:
         assert item.conversation is not None
@@ -337,8 +342,11 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
         calls += rows.calls
         artifacts += rows.artifacts
         feedback += rows.feedback
+        context_ids += rows.context_ids
         if not plan.created:
             changes.append((plan, item.conversation, refs))
+    # Before the listed ids go in: it removes those they replace.
+    plans_rewrite_verdicts([(plan, item.conversation.pk) for item, plan in planned if item.conversation is not None])
     if messages:
         _copy(
             cursor,
@@ -375,6 +383,8 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
             frozenset({"raw"}),
             frozenset({"raw"}),
         )
+    if context_ids:
+        _copy(cursor, ContextArtifactId._meta.db_table, CONTEXT_ID_COLUMNS, context_ids, frozenset())
     # After the new rows are in: the changes name rows this batch inserted (a late answer to a stored call).
     for plan, conversation, refs in changes:
         plan_apply_changes(plan, conversation, refs, now)

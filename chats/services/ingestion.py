@@ -242,10 +242,12 @@ def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, plans.Stored]:
     ):
         snapshots[conversation_id].calls.append(plans.StoredCall(pk, call_id, message_id, result_id))
     artifacts = InjectedArtifact.objects.filter(conversation_id__in=pks)
-    for conversation_id, pk, call_id, artifact_id, resolved in artifacts.values_list(
-        "conversation_id", "id", "tool_call__call_id", "artifact_id", "resolved"
+    for conversation_id, pk, call_id, artifact_id, resolved, kind, requested, verdict in artifacts.values_list(
+        "conversation_id", "id", "tool_call__call_id", "artifact_id", "resolved", "kind", "requested", "verdict"
     ):
-        snapshots[conversation_id].artifacts.append(plans.StoredArtifact(pk, call_id, artifact_id, resolved))
+        snapshots[conversation_id].artifacts.append(
+            plans.StoredArtifact(pk, call_id, artifact_id, resolved, kind, requested, verdict)
+        )
     imported = Feedback.objects.filter(conversation_id__in=pks, author__isnull=True)
     for conversation_id, pk, message_id, origin, score, comment, raw in imported.values_list(
         "conversation_id", "id", "message_id", "origin", "score", "comment", "raw"
@@ -261,11 +263,17 @@ def ingest_event(
     many at once): its state and the fields the document changed, before and after."""
     after = planner.audited_state(plan.summary, conversation.active_leaf_key)
     before = jsonable(plan.before) if plan.before is not None else None
+    # Whether it is a policy violation: said when it is first judged, and whenever an ingestion changes it.
+    violation = plan.summary["policy_violation"]
     if before is None:
         action = "conversation.created"
         after |= {"external_id": conversation.external_id, "format": conversation.input_format}
+        if violation is not None:
+            after["policy_violation"] = violation
     else:
         after |= {name: jsonable(value) for name, value in plan.fields.items()}
+        if "policy_violation" in before:
+            after["policy_violation"] = violation
         if after["branch_count"] > before["branch_count"]:
             action = "conversation.branched"
         elif plan.messages_added:

@@ -1,14 +1,16 @@
 """A plan's rows: what both writers insert and change, built once.
 
-`plan_rows` turns a plan into the values of its new rows (messages, tool calls, artifacts, imported feedback) in
-the *_COLUMNS order; `new_conversation` is the unsaved row of a conversation a plan creates; `plan_apply_changes`
-carries out what a plan changes in rows that exist. `write_plan` is the row-by-row writer, through the ORM (any
-database); `chats.services.bulk_writer` writes the same rows of a batch by COPY.
+`plan_rows` turns a plan into the values of its new rows (messages, tool calls, artifacts, imported feedback, the
+ids its injection context lists) in the *_COLUMNS order; `new_conversation` is the unsaved row of a conversation a
+plan creates; `plan_apply_changes` carries out what a plan changes in rows that exist, and `plans_rewrite_verdicts`
+the policy verdicts that plans decided again, for many plans at once. `write_plan` is the row-by-row writer,
+through the ORM (any database); `chats.services.bulk_writer` writes the same rows of a batch by COPY.
 """
 
 from __future__ import annotations
 
 import uuid as uuid_module
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,7 +20,17 @@ from django.db import connection
 
 from chats.ingest import canonical as c
 from chats.ingest import plans
-from chats.models import ContentForm, Conversation, Feedback, InjectedArtifact, Message, Outcome, Source, ToolCall
+from chats.models import (
+    ContentForm,
+    ContextArtifactId,
+    Conversation,
+    Feedback,
+    InjectedArtifact,
+    Message,
+    Outcome,
+    Source,
+    ToolCall,
+)
 
 MESSAGE_COLUMNS = (
     "id", "conversation_id", "key", "content_key", "aliases", "parent_id", "position", "depth", "sibling_index",
@@ -32,12 +44,13 @@ CALL_COLUMNS = (
 )  # fmt: skip
 ARTIFACT_COLUMNS = (
     "conversation_id", "message_id", "tool_call_id", "kind", "artifact_id", "id_well_formed", "tool_name",
-    "requested", "resolved", "payload",
+    "requested", "resolved", "payload", "verdict",
 )  # fmt: skip
 FEEDBACK_COLUMNS = (
     "uuid", "conversation_id", "message_id", "origin", "score", "comment", "correction", "raw", "created_at",
     "updated_at",
 )  # fmt: skip
+CONTEXT_ID_COLUMNS = ("conversation_id", "kind", "artifact_id", "id_well_formed", "state")
 
 
 class Refs:
@@ -70,10 +83,11 @@ class PlanRows:
     calls: list[tuple[Any, ...]]
     artifacts: list[tuple[Any, ...]]
     feedback: list[tuple[Any, ...]]
+    context_ids: list[tuple[Any, ...]]  # when the plan replaces the listed ids (see plans_rewrite_verdicts)
 
 
 def plan_rows(plan: plans.Plan, conversation_id: int, refs: Refs, now: datetime) -> PlanRows:
-    """The new rows of a plan (messages, tool calls, artifacts, feedback)."""
+    """The new rows of a plan (messages, tool calls, artifacts, feedback, listed ids)."""
     messages = [
         (
             refs.message_ids[index],
@@ -136,6 +150,7 @@ def plan_rows(plan: plans.Plan, conversation_id: int, refs: Refs, now: datetime)
             row.artifact.requested,
             row.artifact.resolved,
             row.artifact.payload,
+            row.verdict,
         )
         for row in plan.artifacts
     ]
@@ -154,7 +169,11 @@ def plan_rows(plan: plans.Plan, conversation_id: int, refs: Refs, now: datetime)
         )
         for row in plan.feedback
     ]
-    return PlanRows(messages, calls, artifacts, feedback)
+    context_ids = [
+        (conversation_id, item.kind, item.artifact_id, item.id_well_formed, item.state)
+        for item in plan.context_ids or []
+    ]
+    return PlanRows(messages, calls, artifacts, feedback, context_ids)
 
 
 def new_conversation(source: Source, parsed: c.Conversation, plan: plans.Plan, now: datetime) -> Conversation:
@@ -205,6 +224,24 @@ def plan_apply_changes(plan: plans.Plan, conversation: Conversation, refs: Refs,
     conversation.save(update_fields=[*plan.fields, *plan.summary, "active_leaf_key", "updated_at", "search_stale"])
 
 
+def plans_rewrite_verdicts(changes: Sequence[tuple[plans.Plan, int]]) -> None:
+    """For (plan, conversation id) pairs: set the verdicts the plans decided again on stored artifacts, and remove
+    the listed ids of the stored conversations whose plans replace them (their new rows go in with the others).
+
+    A statement per verdict value and one delete, however many plans and rows: a batch's context changes cost
+    what one does.
+    """
+    by_verdict: dict[str | None, list[int]] = defaultdict(list)
+    for plan, _ in changes:
+        for pk, verdict in plan.verdicts.items():
+            by_verdict[verdict].append(pk)
+    for verdict, pks in by_verdict.items():
+        InjectedArtifact.objects.filter(pk__in=pks).update(verdict=verdict)
+    replaced = [pk for plan, pk in changes if plan.context_ids is not None and not plan.created]
+    if replaced:
+        ContextArtifactId.objects.filter(conversation_id__in=replaced).delete()
+
+
 def write_plan(
     source: Source, parsed: c.Conversation, plan: plans.Plan, row: Conversation | None, now: datetime
 ) -> Conversation:
@@ -228,6 +265,10 @@ def write_plan(
     )
     Feedback.objects.bulk_create(
         [Feedback(**dict(zip(FEEDBACK_COLUMNS, values, strict=True))) for values in rows.feedback]
+    )
+    plans_rewrite_verdicts([(plan, conversation.pk)])
+    ContextArtifactId.objects.bulk_create(
+        [ContextArtifactId(**dict(zip(CONTEXT_ID_COLUMNS, values, strict=True))) for values in rows.context_ids]
     )
     plan_apply_changes(plan, conversation, refs, now)
     return conversation

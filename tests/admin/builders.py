@@ -63,15 +63,32 @@ def conversation(source: Source, n: int = 0, *, turns: int = 1) -> Conversation:
     return result.conversation
 
 
+def record_qa_conversation(source: Source, n: int = 0) -> Conversation:
+    """The same turn as a Record QA document whose context lists the protocol and a record never injected."""
+    context = {
+        "inject_airalogy_protocols": {"enabled": True, "airalogy_protocol_ids": [PROTOCOL_ID]},
+        "inject_airalogy_records": {"enabled": True, "airalogy_record_ids": [f"airalogy.id.record.{n}"]},
+    }
+    result = conversation_ingest(
+        source=source,
+        document={"context": context, "main_messages": openai_document(n)},
+        format="record_qa",
+        external_id=f"record-{n}",
+    )
+    assert result.conversation is not None, result.errors
+    return result.conversation
+
+
 def world(count: int, reviewer: User) -> dict[str, Any]:
-    """`count` of everything the admin lists: sources, keys (with a day's usage), conversations (with messages,
-    tool calls, artifacts, receipts and their payloads), labels, feedback with labels, and audit events."""
+    """`count` of everything the admin lists: sources, keys (with a day's usage), conversations (Record QA
+    documents: with messages, tool calls, artifacts, the ids their contexts list, receipts and their payloads),
+    labels, feedback with labels, and audit events."""
     made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
     for n in range(count):
         source, _ = source_get_or_create(name=f"source-{n}")
         key, _ = api_key_create(source=source, name=f"key-{n}")
         ingest_quota_charge(key, 1000 + n)  # what the key's requests count against its daily quota
-        chat = conversation(source, n)
+        chat = record_qa_conversation(source, n)
         label = Label.objects.create(name=f"label-{n}", description="<i>untrusted</i>")
         feedback, _ = feedback_submit(
             author=reviewer, conversation=chat, score=1, labels=[label], comment=f"<script>{n}</script>"

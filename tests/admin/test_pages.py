@@ -12,6 +12,7 @@ from chats.models import (
     ApiKey,
     ApiKeyDailyUsage,
     AuditEvent,
+    ContextArtifactId,
     Conversation,
     Feedback,
     FeedbackLabel,
@@ -38,6 +39,7 @@ CHANGELIST_QUERIES = {
     "message": 4,  # + count, messages with conversation
     "toolcall": 4,  # + count, calls with conversation and message
     "injectedartifact": 4,  # + count, artifacts with conversation
+    "contextartifactid": 4,  # + count, listed ids with conversation
     "ingestionreceipt": 5,  # + sources (filter), count, receipts with source and conversation
     "receiptpayload": 4,  # + count, payloads with their compressed size (not their bytes)
     "apikeydailyusage": 4,  # + count, days with their key
@@ -55,6 +57,7 @@ CHANGE_PAGE_QUERIES = {
     "message": 3,
     "toolcall": 3,
     "injectedartifact": 3,
+    "contextartifactid": 3,
     "ingestionreceipt": 3,  # the payload comes with the receipt
     "receiptpayload": 3,
     "apikeydailyusage": 3,
@@ -71,6 +74,7 @@ MODELS: dict[str, Any] = {
     "message": Message,
     "toolcall": ToolCall,
     "injectedartifact": InjectedArtifact,
+    "contextartifactid": ContextArtifactId,
     "ingestionreceipt": IngestionReceipt,
     "receiptpayload": ReceiptPayload,
     "apikeydailyusage": ApiKeyDailyUsage,

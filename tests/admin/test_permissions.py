@@ -62,7 +62,15 @@ def test_a_staff_reviewer_sees_only_the_models_they_may_view(
 
     index = client.get("/admin/").content.decode()
 
-    for visible in ("conversation", "message", "toolcall", "injectedartifact", "label", "feedback"):
+    for visible in (
+        "conversation",
+        "message",
+        "toolcall",
+        "injectedartifact",
+        "contextartifactid",
+        "label",
+        "feedback",
+    ):
         assert f'href="/admin/chats/{visible}/"' in index
     for hidden in ("auditevent", "source", "apikey", "ingestionreceipt", "feedbacklabel"):
         assert f'href="/admin/chats/{hidden}/"' not in index

@@ -14,6 +14,7 @@ READ_ONLY = [
     "message",
     "toolcall",
     "injectedartifact",
+    "contextartifactid",
     "ingestionreceipt",
     "feedbacklabel",
     "auditevent",

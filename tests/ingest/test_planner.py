@@ -2,7 +2,7 @@
 
 `apply` below keeps a stored snapshot in memory the way a writer would store a plan, so that properties can be
 checked over many documents: plan, apply, plan again gives "unchanged"; a prefix gives "unchanged"; an extension
-gives exactly the new messages.
+gives exactly the new messages; the policy verdicts after a resend are those of the document planned afresh.
 """
 
 from __future__ import annotations
@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from chats import ingest
 from chats.ingest import canonical as c
 from chats.ingest import identity, planner
-from chats.ingest.plans import Plan, Stored, StoredCall, StoredFeedback, StoredMessage, new_index
+from chats.ingest.plans import (
+    Plan,
+    Stored,
+    StoredArtifact,
+    StoredCall,
+    StoredFeedback,
+    StoredMessage,
+    new_index,
+)
 
 
 def parse(document: Any) -> c.Conversation:
@@ -40,6 +48,14 @@ def apply(result: Plan, stored: Stored | None, input_format: str) -> Stored:
         messages=list(stored.messages),
         calls=list(stored.calls),
         feedback=[f for f in stored.feedback if f not in result.feedback_withdrawn],
+        artifacts=[
+            dataclasses.replace(
+                a,
+                resolved=a.resolved or a.pk in result.resolved_artifacts,
+                verdict=result.verdicts.get(a.pk, a.verdict),
+            )
+            for a in stored.artifacts
+        ],
     )
     first = max((m.pk for m in stored.messages), default=0) + 1
     ids = [first + index for index in range(len(result.messages))]
@@ -68,6 +84,24 @@ def apply(result: Plan, stored: Stored | None, input_format: str) -> Stored:
     for offset, call in enumerate(result.calls):
         stored.calls.append(
             StoredCall(first_call + offset, call.call_id, resolve(call.message) or 0, resolve(call.result))
+        )
+    call_ids = {call.pk: call.call_id for call in stored.calls}
+    first_artifact = max((a.pk for a in stored.artifacts), default=0) + 1
+    for offset, artifact_row in enumerate(result.artifacts):
+        artifact = artifact_row.artifact
+        call_id = (
+            result.calls[new_index(artifact_row.call)].call_id if artifact_row.call < 0 else call_ids[artifact_row.call]
+        )
+        stored.artifacts.append(
+            StoredArtifact(
+                first_artifact + offset,
+                call_id,
+                artifact.artifact_id,
+                artifact.resolved,
+                artifact.kind,
+                artifact.requested,
+                artifact_row.verdict,
+            )
         )
     updates = dict(result.feedback_updates)
     stored.feedback = [
@@ -230,3 +264,71 @@ def test_tree_nodes_with_ids_of_their_own_are_not_merged_by_content() -> None:
     # Same text, but both sides carry their own ids and they differ: a second child, not the same message.
     [row] = regenerated.messages
     assert row.key == "c" and regenerated.summary["branch_count"] == 1
+
+
+# --- the policy verdicts ----------------------------------------------------------------------------------------
+
+PROTOCOL = "airalogy.id.protocol.x"  # the id the generated injection calls name
+policy_contexts = st.fixed_dictionaries(
+    {},
+    optional={
+        "inject_airalogy_protocols": st.fixed_dictionaries(
+            {"enabled": st.booleans()},
+            optional={"airalogy_protocol_ids": st.lists(st.sampled_from([PROTOCOL, "airalogy.id.protocol.y"]))},
+        )
+    },
+)
+
+
+def record_qa(history: list[dict[str, Any]], context: dict[str, Any]) -> dict[str, Any]:
+    return {"chat_id": "conversation", "context": context, "main_messages": history}
+
+
+def verdicts_of(stored: Stored) -> list[tuple[str, str, str | None]]:
+    return sorted((a.call_id, a.artifact_id, a.verdict) for a in stored.artifacts)
+
+
+@given(histories, policy_contexts)
+def test_a_record_qa_plan_carries_its_verdicts_and_planning_it_again_changes_nothing(
+    history: list[dict[str, Any]], context: dict[str, Any]
+) -> None:
+    first = plan(record_qa(history, context), None)
+    stored = apply(first, None, "record_qa")
+
+    again = plan(record_qa(history, context), stored)
+
+    assert None not in [row.verdict for row in first.artifacts]
+    assert first.summary["policy_violation"] == any(row.verdict != "permitted" for row in first.artifacts)
+    assert again.outcome == "unchanged" and again.verdicts == {} and again.context_ids is None
+
+
+@given(histories, histories, policy_contexts, policy_contexts)
+def test_a_resend_under_another_context_judges_every_injection_as_a_fresh_ingestion_would(
+    history: list[dict[str, Any]], more: list[dict[str, Any]], context: dict[str, Any], later: dict[str, Any]
+) -> None:
+    first = plan(record_qa(history, context), None)
+    stored = apply(first, None, "record_qa")
+
+    resent = plan(record_qa(history + more, later), stored)
+    stored = apply(resent, stored, "record_qa")
+
+    # `later` replaces the stored context unless it is empty ({} is no statement: the stored one stays).
+    fresh_plan = plan(record_qa(history + more, later if later else context), None)
+    fresh = apply(fresh_plan, None, "record_qa")
+    assert verdicts_of(stored) == verdicts_of(fresh)
+    listed = resent.context_ids if resent.context_ids is not None else first.context_ids
+    assert set(listed or []) == set(fresh_plan.context_ids or [])
+    assert stored.summary["policy_violation"] == fresh.summary["policy_violation"]
+
+
+def test_a_conversation_without_a_context_has_no_verdicts() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "inject_airalogy_protocols", "arguments": "{}"}}
+    history: list[dict[str, Any]] = [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"id": "p"}'},
+    ]
+
+    result = plan(chat_document(history), None)
+
+    assert [row.verdict for row in result.artifacts] == [None]
+    assert result.summary["policy_violation"] is None and result.context_ids is None

@@ -46,11 +46,16 @@ def test_seed_protocol_id_is_flagged_as_malformed_but_kept_whole():
     assert artifact.id_well_formed is False
     assert artifact.requested and artifact.resolved
     assert artifact.payload["field_json_schema"]["required"] == ["culture_volume_ml", "dna_ng_per_ul"]
+    # The context lists the same malformed id: flagged there too, where it stands.
     assert [(warning.path, warning.message) for warning in conversation.warnings] == [
         (
             "/main_messages/1/tool_calls/0",
             "'airalogy.id.lab.example.protocol.v.0.0.1' is not a well-formed protocol id",
-        )
+        ),
+        (
+            "/context/inject_airalogy_protocols/airalogy_protocol_ids/0",
+            "'airalogy.id.lab.example.protocol.v.0.0.1' is not a well-formed protocol id",
+        ),
     ]
 
 

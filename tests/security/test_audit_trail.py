@@ -402,6 +402,61 @@ def api_ingest_changes_a_conversations_title(w: World) -> list[dict[str, Any]]:
     return [_ingested(w, "conversation.updated", response, before, title="Primer dimers", messages_added=0)]
 
 
+PROTOCOL = "airalogy.id.lab.demo.project.pcr.protocol.pcr_basics.v.0.0.1"
+
+
+def _record_qa(*, enabled: bool) -> dict[str, Any]:
+    """A Record QA document injecting a protocol, whose context enables protocols or not."""
+    call = {"name": "inject_airalogy_protocols", "arguments": json.dumps({"airalogy_protocol_ids": [PROTOCOL]})}
+    return {
+        "chat_id": "audit-record-qa",
+        "context": {"inject_airalogy_protocols": {"enabled": enabled, "airalogy_protocol_ids": [PROTOCOL]}},
+        "main_messages": [
+            {"role": "user", "content": "Explain this protocol."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "call_p", "type": "function", "function": call}],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "call_p",
+                "content": json.dumps({"airalogy_protocols": [{"id": PROTOCOL}]}),
+            },
+            {"role": "assistant", "content": "It amplifies DNA."},
+        ],
+    }
+
+
+@write_path(
+    "POST api:ingest",
+    "service conversation_ingest",
+    "service conversation_store",
+    "service plans_rewrite_verdicts",
+    "service plan_apply_changes",
+)
+def api_ingest_judges_the_injections_again_when_the_context_changes(w: World) -> list[dict[str, Any]]:
+    disabled, enabled = _record_qa(enabled=False), _record_qa(enabled=True)
+    first = w.ingest(disabled)
+    assert first.status_code == 201
+    created = _ingested(
+        w,
+        "conversation.created",
+        first,
+        None,
+        external_id="audit-record-qa",
+        format="record_qa",
+        messages_added=4,
+        policy_violation=True,
+    )
+    conversation = Conversation.objects.get(uuid=first.json()["conversation"])
+    before = ingest_state(conversation, injection_context=disabled["context"], policy_violation=True)
+    second = w.ingest(enabled)
+    assert second.status_code == 200
+    after = {"injection_context": enabled["context"], "policy_violation": False, "messages_added": 0}
+    return [created, _ingested(w, "conversation.updated", second, before, **after)]
+
+
 @write_path("POST api:ingest", "service conversation_ingest")
 def api_ingest_of_a_document_that_changes_nothing_writes_no_event(w: World) -> list[dict[str, Any]]:
     response = w.ingest(w.chat_document)
@@ -935,6 +990,8 @@ def command_seeds_the_demo_and_a_second_run_writes_nothing(w: World) -> list[dic
             "format": conversation.input_format,
         }
         after |= {"messages_added": conversation.message_count, "receipt": ANY, "api_key": None}
+        if conversation.policy_violation is not None:  # a Record QA document: judged against its context
+            after["policy_violation"] = conversation.policy_violation
         uuid_ = conversation.uuid
         expected.append(expect("conversation.created", actor, "conversation", uuid_, after=ANY, conversation=uuid_))
         if not conversation.feedback.filter(author=demo_reviewer).exists():

@@ -42,6 +42,7 @@ from chats.models import (
     ApiKey,
     ApiKeyDailyUsage,
     AuditEvent,
+    ContextArtifactId,
     Conversation,
     Feedback,
     FeedbackLabel,
@@ -476,6 +477,28 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "admin/chats/injectedartifact/<path:object_id>/": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
     },
+    "admin:chats_contextartifactid_changelist": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin:chats_contextartifactid_add": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_contextartifactid_change": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_contextartifactid_delete": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_contextartifactid_history": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin/chats/contextartifactid/<path:object_id>/": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
+    },
     # Receipts have one action, removing old payloads, for superusers only (it needs change_ingestionreceipt): its
     # POST answers the page that counts what would go, and removes nothing until that page is confirmed.
     "admin:chats_ingestionreceipt_changelist": {
@@ -793,6 +816,7 @@ def build_world() -> World:
         "chats.message": message,
         "chats.toolcall": ToolCall.objects.filter(conversation=conversation).order_by("id").first(),
         "chats.injectedartifact": InjectedArtifact.objects.filter(conversation=conversation).order_by("id").first(),
+        "chats.contextartifactid": ContextArtifactId.objects.filter(conversation=conversation).order_by("id").first(),
         "chats.ingestionreceipt": IngestionReceipt.objects.filter(source=source_a).order_by("id").first(),
         "chats.receiptpayload": ReceiptPayload.objects.filter(receipts__source=source_a).order_by("sha256").first(),
         "chats.apikeydailyusage": ApiKeyDailyUsage.objects.filter(api_key=key_a).first(),

@@ -35,7 +35,11 @@ class Command(BaseCommand):
         what.add_argument("--format", choices=FORMATS, help="Export each conversation in this format.")
         what.add_argument("--training", action="store_true", help="Training JSONL (OpenAI chat fine-tuning).")
         parser.add_argument("--output", "-o", help="The file to write (default: standard output).")
-        parser.add_argument("--envelope", action="store_true", help="Wrap each document with its uuid and omissions.")
+        parser.add_argument(
+            "--envelope",
+            action="store_true",
+            help="Wrap each document with its uuid, omissions and injection policy verdicts.",
+        )
         filters = parser.add_argument_group("filters")
         for name, filter_ in ConversationFilter.base_filters.items():
             option = _option(name)
