@@ -26,6 +26,8 @@ from chats.models.conversations import (
 )
 from chats.models.feedback import Feedback, FeedbackLabel, FeedbackOrigin, Label, Score
 from chats.models.records import (
+    AUDIT_GENESIS_HASH,
+    AUDIT_VERIFIED_ACTION,
     ApiKeyDailyUsage,
     AuditEvent,
     IngestionReceipt,
@@ -36,6 +38,8 @@ from chats.models.records import (
 from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
 
 __all__ = [
+    "AUDIT_GENESIS_HASH",
+    "AUDIT_VERIFIED_ACTION",
     "SEARCH_DOCUMENT_SQL",
     "SEARCH_TEXT_LIMIT",
     "ApiKey",

@@ -189,6 +189,12 @@ class ApiKeyDailyUsage(models.Model):
         return f"{self.day}: {self.bytes_received} bytes"
 
 
+# The hash the first event of the chain follows.
+AUDIT_GENESIS_HASH = "0" * 64
+# The event verify_audit writes: the outcome of a walk along the chain, itself part of the chain.
+AUDIT_VERIFIED_ACTION = "audit.verified"
+
+
 class AuditEvent(models.Model):
     """Append-only record of reviewer and admin actions. Only the services write it."""
 
@@ -203,6 +209,10 @@ class AuditEvent(models.Model):
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    # The hash chain (chats.services.audit): each event's hash covers its own content and the hash of the event
+    # before it (by id), so that changing or removing an event breaks the chain from there on (verify_audit).
+    prev_hash = models.CharField(max_length=64, editable=False)
+    event_hash = models.CharField(max_length=64, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -213,6 +223,12 @@ class AuditEvent(models.Model):
             models.Index(fields=["actor", "-created_at"], name="audit_actor_idx"),
             # The history of one conversation.
             models.Index(fields=["conversation_uuid", "-created_at"], name="audit_conversation_idx"),
+            # The last verification of the chain, shown on the audit pages: a handful of rows.
+            models.Index(fields=["-id"], condition=Q(action=AUDIT_VERIFIED_ACTION), name="audit_verified_idx"),
+        ]
+        constraints = [
+            # One chain, never a fork: no two events follow the same one (the first follows AUDIT_GENESIS_HASH).
+            models.UniqueConstraint(fields=["prev_hash"], name="audit_chain_prev_unique"),
         ]
 
     def __str__(self) -> str:

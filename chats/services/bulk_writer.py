@@ -42,7 +42,6 @@ from django.utils import timezone
 from chats.ingest import identity, planner, plans
 from chats.models import (
     ApiKey,
-    AuditEvent,
     ContextArtifactId,
     Conversation,
     Feedback,
@@ -54,7 +53,7 @@ from chats.models import (
     Source,
     ToolCall,
 )
-from chats.services.audit import audit_scope
+from chats.services.audit import audit_insert, audit_scope
 from chats.services.documents import Prepared, document_prepare
 from chats.services.ingestion import (
     IngestResult,
@@ -224,7 +223,7 @@ def _write_batch(sender: Sender, batch: list[_Item]) -> tuple[dict[int, IngestRe
         )
         if plan.outcome != Outcome.UNCHANGED:
             events.append(ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt))
-    AuditEvent.objects.bulk_create(events, batch_size=_INSERT_CHUNK)
+    audit_insert(events)  # chained in this order, under one lock
     return results, lost
 
 

@@ -32,7 +32,7 @@ from chats.models import (
     Source,
     ToolCall,
 )
-from chats.services.audit import Actor, SourceActor, audit_event, audited_write, jsonable
+from chats.services.audit import Actor, SourceActor, audit_event, audit_insert, audited_write, jsonable
 from chats.services.documents import Prepared, document_prepare
 from chats.services.plan_writer import write_plan
 from chats.services.receipts import Decision, Sender, receipt_create
@@ -99,9 +99,7 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
                 ),
             )
             if plan.outcome != Outcome.UNCHANGED:
-                ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt).save(
-                    force_insert=True
-                )
+                audit_insert([ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt)])
     except c.ParseError as error:
         return reject(sender, prepared, error.errors)
     except IntegrityError:

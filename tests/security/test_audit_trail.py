@@ -1071,6 +1071,22 @@ def command_creates_the_demo_admin_and_reviewer(w: World) -> list[dict[str, Any]
     ]
 
 
+@write_path("command verify_audit", "service audit_chain_verify")
+def command_verifies_the_audit_chain(w: World) -> list[dict[str, Any]]:
+    count, last = AuditEvent.objects.count(), AuditEvent.objects.order_by("id").last()
+    assert last is not None
+    assert f"intact: {count} event(s)" in _run("verify_audit")
+    after = {
+        "ok": True,
+        "events_checked": count,
+        "last_id": last.pk,
+        "last_hash": last.event_hash,
+        "broken_id": None,
+        "problem": "",
+    }
+    return [expect("audit.verified", command("verify_audit"), "audit_chain", "all", after=after)]
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Each write path writes exactly its events
 
@@ -1264,6 +1280,9 @@ NOT_WRITES = {
     "service audit_record_saved": "the audit trail itself",
     "service audit_record_deleted": "the audit trail itself",
     "service audit_event": "the audit trail itself",
+    "service audit_insert": "the audit trail itself (every event is chained and stored through it)",
+    "service audit_chain_digest": "the audit trail itself (computes an event's hash)",
+    "service audit_chain_check": "the audit trail itself (a read: walks the chain)",
     "service audited": "the audit trail itself (the admin's and the commands' writes go through it)",
     "service audited_delete": "the audit trail itself",
     "service audited_update": "the audit trail itself (the source and label services go through it)",
