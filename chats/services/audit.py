@@ -389,7 +389,8 @@ def audit_insert(events: Sequence[AuditEvent]) -> None:
     if not events:
         return
     using = router.db_for_write(AuditEvent)
-    with transaction.atomic(using=using):
+    # No savepoint of its own: an event that cannot be stored fails the write it records.
+    with transaction.atomic(using=using, savepoint=False):
         prev_hash, ids = _chain_head(connections[using], len(events))
         for event, pk in zip(events, ids, strict=True):
             event.pk = pk
