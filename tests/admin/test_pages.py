@@ -46,7 +46,7 @@ CHANGELIST_QUERIES = {
     "label": 5,  # + count, full count, labels
     "feedback": 4,  # + count, feedback with conversation, message and author
     "feedbacklabel": 5,  # + labels (filter), count, rows with feedback, label and conversation
-    "auditevent": 6,  # + users (filter), count, events with actor, distinct actions (filter)
+    "auditevent": 7,  # + users (filter), count, events with actor, distinct actions (filter), last verification
 }
 
 # Every change page: session, user, the object with its foreign keys, then:

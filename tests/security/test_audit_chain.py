@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, connection, connections, transaction
 from django.db.migrations.executor import MigrationExecutor
+from django.test import Client
 
 from chats.models import AUDIT_GENESIS_HASH, AUDIT_VERIFIED_ACTION, AuditEvent, Source
 from chats.selectors.audit import audit_chain_last_verification
@@ -210,6 +211,31 @@ def test_deleting_a_user_keeps_the_chain_intact(logged: list[AuditEvent], source
 
     assert AuditEvent.objects.get(actor_username="leaver").actor_id is None
     assert "intact" in _verify()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The admin shows the chain and its last verification
+
+
+def test_the_audit_admin_shows_the_last_verification_and_each_events_hashes(
+    client: Client, admin_user: User, logged: list[AuditEvent]
+) -> None:
+    client.force_login(admin_user)
+    assert "never been verified" in client.get("/admin/chats/auditevent/").content.decode()
+
+    _verify()
+    intact = client.get("/admin/chats/auditevent/").content.decode()
+    target = logged[1]
+    with _around_the_trigger() as cursor:
+        cursor.execute(f"UPDATE {TABLE} SET target_id = 'forged' WHERE id = %s", [target.pk])
+    _verify_fails()
+    broken = client.get("/admin/chats/auditevent/").content.decode()
+    page = client.get(f"/admin/chats/auditevent/{target.pk}/change/").content.decode()
+
+    assert "verified intact on" in intact and f"({len(logged)} events)" in intact
+    assert f"Hash chain broken</strong> at event {target.pk}," in broken
+    assert target.event_hash in page and target.prev_hash in page
+    assert 'name="event_hash"' not in page  # shown, not editable
 
 
 # --------------------------------------------------------------------------------------------------------------
