@@ -31,6 +31,7 @@ from chats.roles import Roles, person_roles
 from chats.selectors.conversations import conversation_page, next_in_queue
 from chats.selectors.dashboard import dashboard_read
 from chats.selectors.feedback import feedback_for_target
+from chats.selectors.given import given_read
 from chats.selectors.threads import thread_read
 from chats.services import branches as branch_services
 from chats.services import feedback as feedback_services
@@ -170,6 +171,7 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
         {
             "conversation": conversation,
             "thread": data,
+            "given": given_read(data),
             "list_query": list_query,
             "thread_query": thread_query,
             "open_feedback": request.GET.get("feedback", ""),

@@ -1,5 +1,5 @@
-// The thread: j and k move between messages; following a link to a message (#m-...) focuses it; a remote image's
-// button opens it in a new tab.
+// The thread: j and k move between messages; following a link to a message (#m-...) focuses it, and one to the
+// injection context (#injection-context) unfolds it; a remote image's button opens it in a new tab.
 (function () {
   "use strict";
   window.mbNav(function (message) {
@@ -8,9 +8,10 @@
 
   function focusHash() {
     var id = window.location.hash.slice(1);
-    if (!/^(m|call)-\d+$/.test(id)) return;
+    if (!/^(m|call)-\d+$/.test(id) && id !== "injection-context") return;
     var target = document.getElementById(id);
     if (!target) return;
+    if (target.tagName === "DETAILS") target.open = true;
     var holder = target.closest("details:not([open])");
     if (holder) holder.open = true;
     if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");

@@ -320,6 +320,34 @@ def ingest_everywhere(payload: str, reviewer: User) -> Stored:
     )
 
 
+def given_panel_holds_the_payload(inspector: Browser, where: str) -> None:
+    """The "Given to the model" panel shows the payload's fields (hostile.record_qa_document): the prompts, the
+    model's settings, the tools offered by the list and by function_names, the context's kinds and listed ids, and
+    the injections judged, with the violations in words."""
+    panel = inspector.page.locator("#given")
+    shown = {
+        "prompts": panel.locator(".given-prompt").count(),
+        "settings": panel.locator(".given-overview .settings li").count(),
+        "tools list": panel.locator("table.tools-offered").nth(0).locator("tbody tr").count(),
+        "function_names": panel.locator("table.tools-offered").nth(1).locator("tbody tr").count(),
+        "context kinds": panel.locator("table.context-kinds tbody tr").count(),
+        "listed ids": panel.locator("table.context-ids tbody tr").count(),
+        "scenario rows": panel.locator("details.given-part table.record-data", has_text="Scenario").count(),
+    }
+    expected = {
+        "prompts": 3,  # the scenario's system message, the system and the developer messages
+        "settings": 2,  # enable_thinking and the payload's own key
+        "tools list": 3,
+        "function_names": 2,
+        "context kinds": 2,
+        "listed ids": 3,
+        "scenario rows": 1,
+    }
+    inspector.expect(shown == expected, where, f"the panel shows {shown}, not {expected}")
+    verdicts = panel.locator("table.injections-judged").inner_text()
+    inspector.expect("Policy violation: kind not enabled" in verdicts, where, f"the verdicts read {verdicts[:300]}")
+
+
 @pytest.mark.browser
 def test_every_payload_in_every_field_stays_inert_on_every_page(
     inspector: Browser, reviewer: User, admin_user: User
@@ -341,6 +369,7 @@ def test_every_payload_in_every_field_stays_inert_on_every_page(
         inspector.open(f"/conversations/?{query}")
         # The active branch, with the form of a message's feedback swapped in by htmx.
         if inspector.open(thread, narrow=True):
+            given_panel_holds_the_payload(inspector, thread)
             block = inspector.page.locator(f"#fb-{item.final_answer.pk}")
             block.get_by_role("link", name="Edit your feedback").click()
             block.get_by_label("Corrected answer").wait_for()

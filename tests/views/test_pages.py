@@ -334,8 +334,9 @@ def test_the_thread_of_an_unknown_conversation_is_404(client: Client, reviewer: 
 
 def _thread_queries(client: Client, conversation: Conversation, django_assert_num_queries, path: str = "") -> str:
     # session, user, groups, conversation, tree skeleton, messages on the path, tool calls, artifacts,
-    # feedback (with authors), feedback labels, label taxonomy
-    with django_assert_num_queries(11):
+    # feedback (with authors), feedback labels, label taxonomy; "Given to the model": the context's ids, the
+    # injections' verdicts, the names of the tools called, the messages with author metadata or unknown keys
+    with django_assert_num_queries(15):
         response = client.get(conversation.get_absolute_url() + path)
     assert response.status_code == 200
     return response.content.decode()
