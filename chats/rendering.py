@@ -26,7 +26,7 @@ from markdown_it.utils import EnvType, OptionsDict
 from chats import remote_media
 
 ALLOWED_TAGS = {
-    "a", "abbr", "b", "blockquote", "br", "button", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr",
+    "a", "abbr", "b", "blockquote", "br", "button", "code", "del", "em", "hr",
     "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup", "table", "tbody", "td", "th",
     "thead", "tr", "ul",
 }  # fmt: skip
@@ -36,6 +36,7 @@ ALLOWED_ATTRIBUTES = {
     # Only the placeholder of a remote image (remote_media.placeholder); the filter below checks every value.
     "button": {"type", "class", "title", "data-remote-url"},
     "span": {"class"},
+    "p": {"class"},
     "ol": {"start"},
     "code": {"class"},
     "th": {"colspan", "rowspan"},
@@ -52,10 +53,26 @@ def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: Optio
     return RendererHTML.image(self, tokens, idx, options, env)
 
 
+# Headings inside untrusted text keep their look but not their rank: the page's outline (its h1, the messages'
+# h3) is the page's own, and a "# Title" in a message must not put an h1 in the middle of it.
+HEADING_CLASSES = frozenset(f"md-heading md-h{level}" for level in range(1, 7))
+
+
+def _heading_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    level = tokens[idx].tag[1:]
+    return f'<p class="md-heading md-h{level}"><strong>'
+
+
+def _heading_close(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    return "</strong></p>\n"
+
+
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.add_render_rule("image", _image)
+    md.add_render_rule("heading_open", _heading_open)
+    md.add_render_rule("heading_close", _heading_close)
     return md
 
 
@@ -77,6 +94,8 @@ def _attribute_filter(trusted: Collection[str], tag: str, attribute: str, value:
         return "button"
     if attribute == "class" and tag in {"button", "span"}:
         return value if value in remote_media.PLACEHOLDER_CLASSES else None
+    if attribute == "class" and tag == "p":
+        return value if value in HEADING_CLASSES else None
     if tag == "code" and attribute == "class":
         # Only the "language-xyz" hint of fenced code.
         return value if value.startswith("language-") and value.replace("-", "").isalnum() else None

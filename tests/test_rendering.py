@@ -52,3 +52,16 @@ def test_a_deep_record_is_flattened_to_a_bounded_depth_and_the_rest_shown_as_jso
     [(path, shown)] = rows
     assert path == "record" + ".down" * (FLATTEN_DEPTH - 1)
     assert shown.startswith('{\n  "down": {') or shown == rendering.TOO_DEEP
+
+
+def test_headings_in_model_output_keep_their_look_but_not_a_place_in_the_page_outline() -> None:
+    html = str(rendering.render_markdown("# Plasmid miniprep\n\n## Steps\n\ntext"))
+    assert "<h1" not in html and "<h2" not in html
+    assert '<p class="md-heading md-h1"><strong>Plasmid miniprep</strong></p>' in html
+    assert '<p class="md-heading md-h2"><strong>Steps</strong></p>' in html
+
+
+def test_a_paragraph_class_other_than_a_heading_level_is_dropped() -> None:
+    html = rendering.sanitize_html('<p class="md-heading md-h1 evil">x</p><p class="md-heading md-h2">y</p>', frozenset())
+    assert 'class="md-heading md-h1 evil"' not in html
+    assert '<p class="md-heading md-h2">y</p>' in html

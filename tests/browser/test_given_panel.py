@@ -25,9 +25,9 @@ from tests.views.test_given_panel import SYSTEM_PROMPT, given_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# Every part of the panel. (Only the panel's: an injected protocol's Markdown, unfolded in the thread, can hold an
-# <h1> that axe's heading-order rule then finds before the next message's <h3>: ingested text, not the panel.)
-UNFOLD_PANEL = "document.querySelectorAll('#given details').forEach((d) => { d.open = true; })"
+# Every folded part of the page: the panel's, and the messages' (an injected protocol's Markdown headings among
+# them, which keep their look but not a rank in the page's outline).
+UNFOLD_ALL = "document.querySelectorAll('details').forEach((d) => { d.open = true; })"
 
 
 @pytest.fixture
@@ -135,7 +135,7 @@ def test_axe_finds_no_violation_on_the_thread_with_the_panel(
         panel.locator("details.given-panel > summary").click()
         assert not panel.locator("dl.given-overview").is_visible()
     elif folding == "unfolded":
-        page.evaluate(UNFOLD_PANEL)
+        page.evaluate(UNFOLD_ALL)
         assert panel.locator("table.context-ids").is_visible()
 
     assert axe_violations(page) == []
