@@ -62,6 +62,8 @@ def test_headings_in_model_output_keep_their_look_but_not_a_place_in_the_page_ou
 
 
 def test_a_paragraph_class_other_than_a_heading_level_is_dropped() -> None:
-    html = rendering.sanitize_html('<p class="md-heading md-h1 evil">x</p><p class="md-heading md-h2">y</p>', frozenset())
+    html = rendering.sanitize_html(
+        '<p class="md-heading md-h1 evil">x</p><p class="md-heading md-h2">y</p>', frozenset()
+    )
     assert 'class="md-heading md-h1 evil"' not in html
     assert '<p class="md-heading md-h2">y</p>' in html
