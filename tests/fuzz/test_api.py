@@ -63,6 +63,8 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("GET", "/api/v1/conversations/{uuid}/"): READS,
     ("GET", "/api/v1/conversations/{uuid}/export/"): READS,
     ("GET", "/api/v1/artifacts/"): READS,
+    ("GET", "/api/v1/artifacts/{artifact_id}/"): READS,
+    ("GET", "/api/v1/export/artifacts/"): READS,
     ("GET", "/api/v1/labels/"): READS,
     ("GET", "/api/v1/export/"): READS,
     ("GET", "/api/v1/feedback/"): REVIEW,
