@@ -360,7 +360,7 @@ class ArtifactListSerializer(serializers.Serializer[Any]):
 class VersionConversationSerializer(serializers.Serializer[Any]):
     uuid = serializers.UUIDField()
     title = serializers.CharField(help_text="The title, else the first user message, else the external id.")
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.source
     verdict = serializers.ChoiceField(choices=Verdict.values, allow_null=True)
 
 
@@ -437,7 +437,9 @@ class ArtifactQuery(serializers.Serializer[Any]):
 
 class ArtifactExportQuery(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=ArtifactKind.values, required=False, help_text="Only this kind.")
-    source = serializers.CharField(required=False, help_text="Only the conversations of this source (its name).")
+    source = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.source
+        required=False, help_text="Only the conversations of this source (its name)."
+    )
 
 
 class ArtifactListQuery(ArtifactExportQuery):

@@ -514,11 +514,11 @@ def artifact_versions(filters: ArtifactFilters) -> list[PayloadVersion]:
     )
     seen: set[tuple[str, uuid_module.UUID]] = set()
     for version, conversation_uuid, title, first_text, external_id, source_name, verdict in newest:
-        digest = digest_of.get(version)
-        if digest is None or (digest, conversation_uuid) in seen:
+        found_digest = digest_of.get(version)
+        if found_digest is None or (found_digest, conversation_uuid) in seen:
             continue
-        seen.add((digest, conversation_uuid))
-        target = versions[digest]
+        seen.add((found_digest, conversation_uuid))
+        target = versions[found_digest]
         if len(target.conversations) < CONVERSATIONS_PER_VERSION:
             target.conversations.append(
                 VersionConversation(conversation_uuid, title or first_text or external_id, source_name, verdict)

@@ -72,8 +72,8 @@ def violations_by_day(*, days: int = VIOLATION_DAYS, today: dt.date | None = Non
     today = today or timezone.now().date()
     first = today - dt.timedelta(days=days - 1)
     since = dt.datetime.combine(first, dt.time.min, tzinfo=dt.UTC)
-    counts = {
-        row["day"]: row
+    counts: dict[dt.date, tuple[int, int]] = {
+        row["day"]: (row["with_context"], row["violations"])
         for row in Conversation.objects.filter(last_activity_at__gte=since, policy_violation__isnull=False)
         .annotate(day=TruncDate("last_activity_at", tzinfo=dt.UTC))
         .values("day")
@@ -83,8 +83,8 @@ def violations_by_day(*, days: int = VIOLATION_DAYS, today: dt.date | None = Non
     result = []
     for offset in range(days):
         day = first + dt.timedelta(days=offset)
-        row = counts.get(day, {})
-        result.append(ViolationDay(day, row.get("with_context", 0), row.get("violations", 0)))
+        with_context, violations = counts.get(day, (0, 0))
+        result.append(ViolationDay(day, with_context, violations))
     return result
 
 
