@@ -4,6 +4,7 @@ for hundreds of messages); these forms only validate."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from axes.helpers import get_lockout_message
 from django import forms
@@ -11,7 +12,13 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from chats.models import Label, ReviewStatus, Score
+from chats.models import ArtifactKind, Label, ReviewStatus, Score, Source
+from chats.selectors.artifacts import (
+    ARTIFACT_SORTS,
+    DEFAULT_ARTIFACT_SORT,
+    MAX_ARTIFACT_PAGE,
+    ArtifactFilters,
+)
 from chats.selectors.conversations import decode_cursor
 
 SCORE_CHOICES = [("", "No score"), *[(str(value), label) for value, label in reversed(Score.choices)]]
@@ -66,6 +73,44 @@ class ThreadForm(forms.Form):
     """GET parameters of the thread page (the list filters it carries are read by ConversationFilter)."""
 
     at = forms.IntegerField(required=False, min_value=1)
+
+
+class ArtifactListForm(forms.Form):
+    """GET parameters of the artifact list (and of its export): kind, source, order and page. A parameter that is
+    not valid is reported and left out; the others still apply."""
+
+    kind = forms.ChoiceField(choices=[("", "Any kind"), *ArtifactKind.choices], required=False, label="Kind")
+    source = forms.ModelChoiceField(
+        queryset=Source.objects.all(), to_field_name="name", required=False, label="Source", empty_label="Any source"
+    )
+    sort = forms.ChoiceField(
+        choices=[(key, label) for key, (label, _) in ARTIFACT_SORTS.items()], required=False, label="Order"
+    )
+    page = forms.IntegerField(required=False, min_value=1, max_value=MAX_ARTIFACT_PAGE)
+
+    def selection(self) -> tuple[ArtifactFilters, str, int]:
+        """(filters, order, page number) from the valid parameters."""
+        self.is_valid()  # keeps the valid fields in cleaned_data
+        data: dict[str, Any] = getattr(self, "cleaned_data", {})
+        filters = ArtifactFilters(source=data.get("source"), kind=data.get("kind") or None)
+        return filters, data.get("sort") or DEFAULT_ARTIFACT_SORT, data.get("page") or 1
+
+    def query(self) -> str:
+        """The valid filters and order as a query string (without the page), for the pager and the export."""
+        filters, sort, _ = self.selection()
+        pairs = [
+            ("kind", filters.kind or ""),
+            ("source", filters.source.name if filters.source else ""),
+            ("sort", sort if sort != DEFAULT_ARTIFACT_SORT else ""),
+        ]
+        return urlencode([(key, value) for key, value in pairs if value])
+
+
+class VersionDiffForm(forms.Form):
+    """GET parameters of an artifact page: the two payload versions to compare (their digests, or a prefix)."""
+
+    old = forms.RegexField(regex=r"^[0-9a-f]{1,64}$", required=False)
+    new = forms.RegexField(regex=r"^[0-9a-f]{1,64}$", required=False)
 
 
 class _LockoutExplained:

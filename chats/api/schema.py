@@ -12,6 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from chats.api import serializers
+from chats.api.pagination import MAX_PAGE_SIZE
 from chats.filters import ExportFilter
 
 NDJSON = "application/x-ndjson"
@@ -121,14 +122,73 @@ conversations = extend_schema_view(
     ),
 )
 
-artifact_uses = extend_schema_view(
+artifact_list = extend_schema_view(
     get=extend_schema(
-        operation_id="artifacts_conversations",
-        summary="Where an artifact was injected",
-        description="The conversations an artifact (protocol, record, discussion, ...) was injected into, newest "
-        "first, each with the injections that brought it in and its feedback summary and label counts.",
-        parameters=[serializers.ArtifactQuery],
-        responses={200: serializers.ArtifactUseSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
+        operation_id="artifacts_list",
+        summary="Every artifact seen, with its figures",
+        description="One item per artifact (kind and id) injected into a conversation the caller may see, or only "
+        "listed by its Record QA injection context: the conversations that injected it, those that only permitted "
+        "it (listed, not injected), the injections that were not permitted, the feedback scores and labels on "
+        "the conversations that injected it, and when it was first and last injected. Filter by `kind` and "
+        "`source`, order by `sort`, page by `page` (50 a page, at most 200 pages; follow `next`). A source's key "
+        "sees its own source's conversations only. `?artifact_id=` (deprecated) redirects to the artifact's "
+        "detail, whose `results` are the conversations it used to list.",
+        parameters=[serializers.ArtifactListQuery],
+        responses={
+            200: serializers.ArtifactListSerializer,
+            308: OpenApiResponse(description="`?artifact_id=`: to /api/v1/artifacts/{artifact_id}/ (Location)."),
+            **BAD_REQUEST,
+            **READ_ERRORS,
+        },
+    )
+)
+
+artifact_detail = extend_schema_view(
+    get=extend_schema(
+        operation_id="artifacts_retrieve",
+        summary="One artifact: its figures, payload versions and conversations",
+        description="The artifact's figures per kind, its distinct payloads (versions, by a hash of the canonical "
+        "JSON, oldest first) each with the newest conversations that got it, and the conversations that injected "
+        "it, newest first, a page at a time (`results`, with `next` and `previous` cursors), each with the "
+        "injections that brought it in and its feedback summary and label counts. The id goes in the path as "
+        "given, percent-encoded where a path needs it (dots and slashes may stay).",
+        parameters=[
+            OpenApiParameter(
+                "artifact_id", str, OpenApiParameter.PATH, description="The artifact id exactly as injected."
+            ),
+            OpenApiParameter("cursor", str, description="An opaque cursor from `next` or `previous`."),
+            OpenApiParameter(
+                "page_size", int, description=f"Conversations per page of `results` (1 to {MAX_PAGE_SIZE})."
+            ),
+        ],
+        responses={200: serializers.ArtifactDetailSerializer, **BAD_REQUEST, **READ_ERRORS, **NOT_FOUND},
+    )
+)
+
+artifact_export = extend_schema_view(
+    get=extend_schema(
+        operation_id="artifacts_export",
+        summary="Export the artifact list as NDJSON",
+        description="Streams one line per artifact (kind and id), ordered by kind then id, with the list's figures "
+        "and filters (`kind`, `source`). Recorded in the audit trail like every export.",
+        parameters=[serializers.ArtifactExportQuery],
+        responses={
+            (200, NDJSON): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="Newline-delimited JSON, one artifact per line (the list's item shape).",
+                examples=[
+                    OpenApiExample(
+                        "artifact",
+                        value='{"kind":"protocol","artifact_id":"airalogy.id.lab.example.protocol.v.0.0.1",'
+                        '"injected_conversations":3,"permitted_only":1,"violations":0,'
+                        '"first_injected_at":"2025-01-02T08:00:00+00:00","last_injected_at":"2025-01-09T08:00:00+00:00",'
+                        '"scores":{"up":2,"neutral":0,"down":1},"labels":{"helpful":2}}\n',
+                    )
+                ],
+            ),
+            **BAD_REQUEST,
+            **READ_ERRORS,
+        },
     )
 )
 

@@ -15,9 +15,12 @@ urlpatterns = [
     path("ingest/bulk/", ingest_views.BulkIngestView.as_view(), name="ingest-bulk"),
     path("receipts/<uuid:uuid>/", ingest_views.ReceiptView.as_view(), name="receipt"),
     path("receipts/<uuid:uuid>/payload/", ingest_views.ReceiptPayloadView.as_view(), name="receipt-payload"),
-    path("artifacts/", views.ArtifactUsesView.as_view(), name="artifacts"),
+    path("artifacts/", views.ArtifactListView.as_view(), name="artifacts"),
+    # Artifact ids are kept as given: dots, slashes and any length (reverse() quotes what a path cannot hold).
+    path("artifacts/<path:artifact_id>/", views.ArtifactDetailView.as_view(), name="artifact-detail"),
     path("labels/", views.LabelListView.as_view(), name="labels"),
     path("export/", views.BulkExportView.as_view(), name="export"),
+    path("export/artifacts/", views.ArtifactExportView.as_view(), name="artifacts-export"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", docs.SwaggerDocsView.as_view(url_name="api:schema"), name="docs"),
     *router.urls,

@@ -11,26 +11,40 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
+from django.urls import reverse
 from django_filters.rest_framework import DjangoFilterBackend
 from django_filters.utils import translate_validation
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from chats.api import schema, serializers
+from chats.api.authentication import SourcePrincipal
 from chats.api.pagination import ConversationCursorPagination, FeedbackPagination
 from chats.api.permissions import CanRead, CanReadOrReview, scope_to_caller
 from chats.export import export_conversation
 from chats.filters import ConversationFilter, ExportFilter, FeedbackFilter
-from chats.models import Conversation, Feedback, Label
-from chats.selectors.artifacts import artifact_conversations, artifact_uses
+from chats.models import Conversation, Feedback, Label, Source
+from chats.selectors.artifacts import (
+    ArtifactFilters,
+    artifact_conversations,
+    artifact_count,
+    artifact_lines,
+    artifact_page,
+    artifact_summaries_of,
+    artifact_uses,
+    artifact_versions,
+)
 from chats.selectors.conversations import conversation_detail, conversation_list, conversation_one
 from chats.selectors.exports import TRAINING, conversation_to_canonical, export_lines
 from chats.selectors.feedback import feedback_list, feedback_target, labels_named
@@ -97,19 +111,89 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
         return response
 
 
-@schema.artifact_uses
-class ArtifactUsesView(generics.GenericAPIView[Conversation]):
+def _artifact_filters(request: Request, query: dict[str, Any], *, artifact_id: str | None = None) -> ArtifactFilters:
+    """The artifact filters of a query, within what the caller may see: a source's key sees its own source only,
+    and another source's name answers exactly as a name that does not exist."""
+    user = request.user
+    scope = user.source if isinstance(user, SourcePrincipal) else None
+    source = scope
+    name = query.get("source")
+    if name is not None:
+        source = Source.objects.filter(name=name).first()
+        if source is None or (scope is not None and source.pk != scope.pk):
+            raise ValidationError(
+                {"source": ["Select a valid choice. That choice is not one of the available choices."]}
+            )
+    return ArtifactFilters(source=source, kind=query.get("kind") or None, artifact_id=artifact_id)
+
+
+@schema.artifact_list
+class ArtifactListView(APIView):
+    permission_classes = [CanRead]
+
+    def get(self, request: Request) -> Response:
+        if "artifact_id" in request.query_params:
+            # Where this list used to answer with the conversations that injected the id: they are the detail's
+            # `results` now, with the same items and cursors.
+            artifact_id = _valid(serializers.ArtifactQuery, request.query_params)["artifact_id"]
+            kept = [(k, v) for k, v in request.query_params.items() if k in ("cursor", "page_size")]
+            location = reverse("api:artifact-detail", args=[artifact_id]) + (f"?{urlencode(kept)}" if kept else "")
+            return Response(status=status.HTTP_308_PERMANENT_REDIRECT, headers={"Location": location})
+        query = _valid(serializers.ArtifactListQuery, request.query_params)
+        page = artifact_page(_artifact_filters(request, query), sort=query["sort"], number=query["page"])
+        url = request.build_absolute_uri()
+        body = {
+            "next": replace_query_param(url, "page", page.number + 1) if page.has_next else None,
+            "previous": replace_query_param(url, "page", page.number - 1) if page.has_previous else None,
+            "results": serializers.ArtifactSummarySerializer(page.artifacts, many=True).data,
+        }
+        return Response(body)
+
+
+@schema.artifact_detail
+class ArtifactDetailView(generics.GenericAPIView[Conversation]):
     permission_classes = [CanRead]
     queryset = Conversation.objects.none()  # the schema's model; get() builds the real query
     pagination_class = ConversationCursorPagination
-    serializer_class = serializers.ArtifactUseSerializer
+    serializer_class = serializers.ArtifactDetailSerializer
 
-    def get(self, request: Request) -> Response:
-        artifact_id = _valid(serializers.ArtifactQuery, request.query_params)["artifact_id"]
+    def get(self, request: Request, artifact_id: str) -> Response:
+        if "\x00" in artifact_id:  # never an id: PostgreSQL refuses NUL in text
+            raise NotFound("No such artifact.")
+        filters = _artifact_filters(request, {}, artifact_id=artifact_id)
+        kinds = artifact_summaries_of(filters)
+        if not kinds:
+            raise NotFound("No conversation you may see injected or listed this artifact.")
+        versions = artifact_versions(filters)
         conversations = conversation_list(scope_to_caller(request, Conversation.objects.all()))
         page = self.paginate_queryset(artifact_conversations(conversations, artifact_id=artifact_id)) or []
-        uses = artifact_uses(page, artifact_id=artifact_id)
-        return self.get_paginated_response(self.get_serializer(uses, many=True).data)
+        uses = serializers.ArtifactUseSerializer(artifact_uses(page, artifact_id=artifact_id), many=True).data
+        body = {
+            "artifact_id": artifact_id,
+            "kinds": serializers.ArtifactSummarySerializer(kinds, many=True).data,
+            "versions": serializers.PayloadVersionSerializer(versions, many=True).data,
+            **self.get_paginated_response(uses).data,
+        }
+        return Response(body)
+
+
+@schema.artifact_export
+class ArtifactExportView(APIView):
+    permission_classes = [CanRead]
+
+    def get(self, request: Request) -> StreamingHttpResponse:
+        query = _valid(serializers.ArtifactExportQuery, request.query_params)
+        filters = _artifact_filters(request, query)
+        export_record(
+            actor=_caller(request),
+            what="artifacts",
+            format="ndjson",
+            filters={key: query[key] for key in ("kind", "source") if key in query},
+            count=artifact_count(filters),
+        )
+        response = StreamingHttpResponse(artifact_lines(filters), content_type=schema.NDJSON)
+        response["Content-Disposition"] = 'attachment; filename="artifacts.ndjson"'
+        return response
 
 
 @schema.labels

@@ -58,7 +58,7 @@ def test_anonymous_gets_401_with_the_scheme_to_use(source: Any, api_client: APIC
 
 
 @pytest.mark.parametrize(
-    "url", ["/api/v1/conversations/", "/api/v1/labels/", "/api/v1/artifacts/?artifact_id=x", "/api/v1/feedback/"]
+    "url", ["/api/v1/conversations/", "/api/v1/labels/", "/api/v1/artifacts/", "/api/v1/feedback/"]
 )
 def test_a_user_without_a_role_is_refused(api_client: APIClient, no_role_user: Any, url: str) -> None:
     api_client.force_login(no_role_user)
@@ -323,7 +323,7 @@ def test_artifacts_lists_the_conversations_an_artifact_was_injected_into(
     assert artifact is not None
     feedback_submit(author=reviewer, conversation=conversation, score=-1, labels=[Label.objects.get(name="helpful")])
 
-    body = reader.get(f"/api/v1/artifacts/?artifact_id={artifact.artifact_id}").json()
+    body = reader.get(f"/api/v1/artifacts/{artifact.artifact_id}/").json()
 
     [item] = body["results"]
     assert item["uuid"] == str(conversation.uuid)
@@ -333,10 +333,14 @@ def test_artifacts_lists_the_conversations_an_artifact_was_injected_into(
     assert all(injection["kind"] == artifact.kind for injection in item["injections"])
 
 
-def test_artifacts_needs_an_artifact_id(reader: APIClient) -> None:
+def test_artifacts_without_an_artifact_id_lists_every_artifact(source: Any, reader: APIClient) -> None:
+    conversation = make_record_qa(source)
+    injected = set(InjectedArtifact.objects.filter(conversation=conversation).values_list("kind", "artifact_id"))
+
     response = reader.get("/api/v1/artifacts/")
 
-    assert response.status_code == 400 and response.json()["errors"][0]["path"] == "/artifact_id"
+    assert response.status_code == 200
+    assert {(item["kind"], item["artifact_id"]) for item in response.json()["results"]} >= injected
 
 
 def test_artifacts_are_scoped_for_a_source_key(other_source: Any, ingest_client: APIClient) -> None:
@@ -344,7 +348,7 @@ def test_artifacts_are_scoped_for_a_source_key(other_source: Any, ingest_client:
     artifact = InjectedArtifact.objects.filter(conversation=conversation).first()
     assert artifact is not None
 
-    assert uuids(ingest_client.get(f"/api/v1/artifacts/?artifact_id={artifact.artifact_id}")) == []
+    assert ingest_client.get(f"/api/v1/artifacts/{artifact.artifact_id}/").status_code == 404
 
 
 def test_labels_lists_the_taxonomy(reader: APIClient) -> None:

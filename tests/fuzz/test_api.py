@@ -63,6 +63,8 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("GET", "/api/v1/conversations/{uuid}/"): READS,
     ("GET", "/api/v1/conversations/{uuid}/export/"): READS,
     ("GET", "/api/v1/artifacts/"): READS,
+    ("GET", "/api/v1/artifacts/{artifact_id}/"): READS,
+    ("GET", "/api/v1/export/artifacts/"): READS,
     ("GET", "/api/v1/labels/"): READS,
     ("GET", "/api/v1/export/"): READS,
     ("GET", "/api/v1/feedback/"): REVIEW,
@@ -155,7 +157,7 @@ def seeded(source: Any, other_source: Any, reviewer: Any, other_reviewer: Any) -
     """Data to find, and the credentials of each caller."""
     make_labels("helpful", "hallucination")
     conversation = make_conversation(source, n_messages=7, branches=1)
-    make_record_qa(source)
+    record_qa = make_record_qa(source)
     make_conversation(other_source, n_messages=3)  # out of the source key's reach
     message = last_assistant(conversation)
     own, _ = feedback_submit(author=reviewer, conversation=conversation, message=message, score=1)
@@ -184,6 +186,7 @@ def seeded(source: Any, other_source: Any, reviewer: Any, other_reviewer: Any) -
             "/api/v1/conversations/{uuid}/export/": [str(conversation.uuid)],
             "/api/v1/feedback/{uuid}/": [str(own.uuid), str(others.uuid)],
         },
+        "artifact_ids": sorted(set(record_qa.artifacts.values_list("artifact_id", flat=True))),
         "feedback_targets": [
             {"conversation": str(conversation.uuid), "message": message.key},
             {"conversation": str(conversation.uuid), "message": None},
@@ -208,6 +211,9 @@ def _strategy(operation: Any, seeded: dict[str, Any]) -> st.SearchStrategy[Any]:
         )
     for uuid in seeded["uuids"].get(operation.path, []):
         strategies.append(operation.as_strategy(path_parameters={"uuid": uuid}))
+    if "{artifact_id}" in operation.path:
+        for artifact_id in seeded["artifact_ids"]:
+            strategies.append(operation.as_strategy(path_parameters={"artifact_id": artifact_id}))
     if operation.path == "/api/v1/ingest/":
         strategies.extend(operation.as_strategy(body=document) for document in DOCUMENTS + HOSTILE_DOCUMENTS)
     if operation.path == "/api/v1/ingest/bulk/":

@@ -601,6 +601,15 @@ def api_exports_a_conversation_with_a_source_key(w: World) -> list[dict[str, Any
     return [expect("conversation.exported", actor, "conversation", w.chat.uuid, after=after, conversation=w.chat.uuid)]
 
 
+@write_path("GET api:artifacts-export", "service export_record")
+def api_exports_the_artifact_list(w: World) -> list[dict[str, Any]]:
+    response = w.api(w.reviewer).get("/api/v1/export/artifacts/?kind=protocol")
+    assert response.status_code == 200
+    lines = b"".join(response.streaming_content).splitlines()  # type: ignore[attr-defined]
+    after = {"format": "ndjson", "filters": {"kind": "protocol"}, "count": len(lines)}
+    return [expect("conversation.exported", w.reviewer, "artifacts", "filtered", after=after)]
+
+
 @write_path("GET api:export", "service export_record")
 def api_exports_a_filtered_set(w: World) -> list[dict[str, Any]]:
     response = w.api(w.reviewer).get("/api/v1/export/?format=training&status=unreviewed")
@@ -1263,6 +1272,9 @@ NOT_WRITES = {
     "GET api:receipt-payload": "read",
     "admin:chats_ingestionreceipt_payload": "read (a download)",
     "GET api:artifacts": "read",
+    "GET api:artifact-detail": "read",
+    "GET chats:artifact_list": "read",
+    "GET chats:artifact_detail": "read",
     "GET api:labels": "read",
     "GET api:schema": "read",
     "GET api:docs": "read",

@@ -107,6 +107,9 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # The next unreviewed conversation: a redirect into its thread.
     "chats:next_unreviewed": {"GET":   row(LOGIN,       LOGIN,       LOGIN,       302,         302,         302,         403,         302,         302)},
     "chats:thread":          {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
+    # Artifacts: read like conversations.
+    "chats:artifact_list":   {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
+    "chats:artifact_detail": {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
     # The feedback form is only served to those who may post it.
     "chats:feedback_form":   {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         403,         403,         403,         200)},
     # Changing the first reviewer's feedback (a plain form post answers with a redirect back to the thread).
@@ -166,6 +169,17 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # B: 200 without A's rows, see the tests below), people read with Reviewers, Auditors or staff (no role: 403),
     # no credentials: 401. Read-only endpoints refuse the write methods with 405 once the caller may read.
     "api:artifacts": {
+        "GET":                         row(401,         200,         200,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         405,         405,         405,         405,         405,         403,         405,         405),
+    },
+    # One artifact of A's conversation: source B's key sees none of A's conversations, so for it the artifact
+    # does not exist (404).
+    "api:artifact-detail": {
+        "GET":                         row(401,         200,         404,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         405,         405,         405,         405,         405,         403,         405,         405),
+    },
+    # The artifact list as NDJSON (B's is scoped to B, see the tests below); audited.
+    "api:artifacts-export": {
         "GET":                         row(401,         200,         200,         200,         200,         200,         403,         200,         200),
         "POST":                        row(401,         405,         405,         405,         405,         405,         403,         405,         405),
     },
@@ -948,6 +962,8 @@ def build_targets(world: World) -> dict[str, Target]:
         "chats:conversation_list": Target(("/conversations/",)),
         "chats:next_unreviewed": Target(("/conversations/next/",)),
         "chats:thread": Target((conversation,)),
+        "chats:artifact_list": Target(("/artifacts/",)),
+        "chats:artifact_detail": Target((f"/artifacts/{artifact.artifact_id}/",)),
         "chats:feedback_form": Target((f"{conversation}feedback/form/?message={world.message.pk}",)),
         "chats:feedback_save": Target(
             (f"{conversation}feedback/",),
@@ -969,7 +985,9 @@ def build_targets(world: World) -> dict[str, Target]:
         "api:ingest-bulk": Target(("/api/v1/ingest/bulk/",), {"POST": JsonBody([TINY_DOCUMENT])}),
         "api:receipt": Target((f"/api/v1/receipts/{receipt.uuid}/",), {"POST": JsonBody({})}),
         "api:receipt-payload": Target((f"/api/v1/receipts/{receipt.uuid}/payload/",), {"POST": JsonBody({})}),
-        "api:artifacts": Target((f"/api/v1/artifacts/?artifact_id={artifact.artifact_id}",), {"POST": JsonBody({})}),
+        "api:artifacts": Target(("/api/v1/artifacts/",), {"POST": JsonBody({})}),
+        "api:artifact-detail": Target((f"/api/v1/artifacts/{artifact.artifact_id}/",), {"POST": JsonBody({})}),
+        "api:artifacts-export": Target(("/api/v1/export/artifacts/",), {"POST": JsonBody({})}),
         "api:labels": Target(("/api/v1/labels/",), {"POST": JsonBody({"name": "new"})}),
         "api:export": Target(
             tuple(f"/api/v1/export/?format={fmt}" for fmt in (*EXPORT_FORMATS, "training")), {"POST": JsonBody({})}
@@ -1164,14 +1182,18 @@ def test_source_b_lists_and_exports_none_of_source_a(world: World) -> None:
     feedback = client.get("/api/v1/feedback/").json()["results"]
     artifact = world.admin_objects["chats.injectedartifact"]
     assert isinstance(artifact, InjectedArtifact)
-    uses = client.get(f"/api/v1/artifacts/?artifact_id={artifact.artifact_id}").json()["results"]
+    artifact_detail = client.get(f"/api/v1/artifacts/{artifact.artifact_id}/")
+    artifacts = client.get("/api/v1/artifacts/").json()["results"]
+    artifact_lines = ndjson(client, "/api/v1/export/artifacts/")
     exported = {fmt: ndjson(client, f"/api/v1/export/?format={fmt}&envelope=true") for fmt in EXPORT_FORMATS}
     training = ndjson(client, "/api/v1/export/?format=training")
 
     assert listed == [mine]
     # Source A's name answers as a name that does not exist would: nothing says that source is there.
     assert named_a.status_code == 400 and "Select a valid choice" in named_a.json()["errors"][0]["message"]
-    assert feedback == [] and uses == []
+    assert feedback == [] and artifact_detail.status_code == 404
+    # B's own conversation injects nothing: B sees no artifact of A's.
+    assert artifacts == [] and artifact_lines == []
     assert {fmt: [line["conversation"] for line in lines] for fmt, lines in exported.items()} == {
         fmt: [mine] for fmt in EXPORT_FORMATS
     }

@@ -75,6 +75,10 @@ PARAMETERS = sorted(
         "before",
         "from",
         "feedback",
+        "kind",
+        "page",
+        "old",
+        "new",
     }
 )
 
@@ -147,8 +151,11 @@ def site(reviewer: User, auditor: User) -> dict[str, Any]:
     _, key = api_key_create(source=source, name="reader")
     receipt = IngestionReceipt.objects.filter(conversation=conversation).first()
     assert receipt is not None
+    artifact = conversation.artifacts.first()
+    assert artifact is not None
     return {
         "uuid": str(conversation.uuid),
+        "artifact_id": artifact.artifact_id,
         "feedback_uuid": str(feedback.uuid),
         "receipt": str(receipt.uuid),
         "feedback": str(feedback.uuid),

@@ -438,8 +438,9 @@ def test_the_dashboard_shows_counts_charts_and_recent_activity(
     factories.make_conversation(source, n_messages=8)
     conversation_set_review_status(actor=reviewer, conversation=conversation, status="in_review")
     signed_in(client, reviewer)
-    # session, user, groups, by source, by model, by status, by score, by label, tools, artifacts, events
-    with django_assert_num_queries(11):
+    # session, user, groups, by source, by model, by status, by score, by label, tools, artifacts, events,
+    # violations per day, artifacts with the worst feedback
+    with django_assert_num_queries(13):
         response = client.get("/")
     body = response.content.decode()
     assert response.status_code == 200
