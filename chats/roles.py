@@ -13,6 +13,7 @@ AUDITORS = "Auditors"
 class Roles:
     can_read: bool
     can_write: bool
+    can_audit: bool = False  # the audit section and a conversation's activity
 
 
 NONE = Roles(can_read=False, can_write=False)
@@ -20,6 +21,7 @@ NONE = Roles(can_read=False, can_write=False)
 
 def person_roles(user: Any) -> Roles:
     """Reading: Reviewers, Auditors and staff. Writing (feedback, review status): Reviewers and superusers.
+    Auditing (the audit log, who read what): Auditors, staff and superusers, not Reviewers.
     One query, for the person's groups."""
     if user is None or not user.is_authenticated or not user.is_active:
         return NONE
@@ -27,4 +29,5 @@ def person_roles(user: Any) -> Roles:
     return Roles(
         can_read=bool(user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}),
         can_write=bool(user.is_superuser or REVIEWERS in groups),
+        can_audit=bool(user.is_staff or user.is_superuser or AUDITORS in groups),
     )

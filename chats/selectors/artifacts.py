@@ -9,9 +9,7 @@ whatever its number and however much data there is. Nothing is counted one row a
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import hashlib
-import itertools
 import json
 import uuid as uuid_module
 from collections import defaultdict
@@ -39,6 +37,7 @@ from django.db.models import (
 from django.db.models.functions import MD5, Cast, Coalesce, RowNumber
 from django.utils.dateparse import parse_datetime
 
+from chats.diffs import DiffLine, line_diff
 from chats.models import (
     ArtifactKind,
     ContextArtifactId,
@@ -396,7 +395,6 @@ def artifact_lines(filters: ArtifactFilters) -> Iterator[str]:
 
 MAX_VERSIONS = 50  # the versions an artifact page shows, oldest first
 CONVERSATIONS_PER_VERSION = 20  # the conversations shown under each version (newest first); the rest are counted
-MAX_DIFF_LINES = 4000  # per side: a longer pretty-printed payload is diffed up to here, and says so
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,12 +525,6 @@ def artifact_versions(filters: ArtifactFilters) -> list[PayloadVersion]:
 
 
 @dataclass(frozen=True, slots=True)
-class DiffLine:
-    sign: str  # "+" added, "-" removed, " " the same, "@" a hunk header
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class PayloadDiff:
     old: PayloadVersion
     new: PayloadVersion
@@ -542,17 +534,8 @@ class PayloadDiff:
 
 def payload_diff(old: PayloadVersion, new: PayloadVersion) -> PayloadDiff:
     """A line diff of the two payloads pretty-printed (sorted keys, so that only real changes show)."""
-    old_lines = pretty_payload(old.payload).splitlines()
-    new_lines = pretty_payload(new.payload).splitlines()
-    truncated = len(old_lines) > MAX_DIFF_LINES or len(new_lines) > MAX_DIFF_LINES
-    diff = difflib.unified_diff(
-        old_lines[:MAX_DIFF_LINES], new_lines[:MAX_DIFF_LINES], old.short, new.short, lineterm="", n=3
-    )
-    lines = []
-    for line in itertools.islice(diff, 2, None):  # past the ---/+++ header: the page names both versions
-        sign = "@" if line.startswith("@@") else line[:1] or " "
-        lines.append(DiffLine(sign, line if sign == "@" else line[1:]))
-    return PayloadDiff(old=old, new=new, lines=lines, truncated=truncated)
+    diff = line_diff(pretty_payload(old.payload).splitlines(), pretty_payload(new.payload).splitlines())
+    return PayloadDiff(old=old, new=new, lines=diff.lines, truncated=diff.truncated)
 
 
 def listed_only_conversations(
