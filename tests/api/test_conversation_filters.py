@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
@@ -398,3 +399,31 @@ def test_the_filters_see_only_the_callers_conversations(
     assert {item["uuid"] for item in response.json()["results"]} == {mine}
     assert listed(reader, ALL_FILTERS) == {mine, theirs}
     assert Conversation.objects.filter(workflow="qa").count() == 2
+
+
+# --- the schema ---
+
+
+def test_the_schema_documents_the_new_filters_on_the_list_and_the_export(reader: APIClient) -> None:
+    schema = yaml.safe_load(reader.get("/api/v1/schema/").content)
+
+    for path in ("/api/v1/conversations/", "/api/v1/export/"):
+        parameters = {p["name"]: p for p in schema["paths"][path]["get"]["parameters"]}
+        assert parameters["has_warnings"]["schema"]["type"] == "array"
+        assert set(parameters["has_warnings"]["schema"]["items"]["enum"]) == {
+            "any",
+            "unanswered_call",
+            "orphan_result",
+            "invalid_arguments",
+            "malformed_artifact_id",
+            "policy_violation",
+        }
+        assert parameters["policy"]["schema"]["enum"] == ["no_context", "permitted", "violation"]
+        assert set(parameters["feedback_origin"]["schema"]["enum"]) == {
+            "reviewer",
+            "masterbrain",
+            "chatgpt",
+            "openwebui",
+        }
+        assert "enable_thinking=true" in parameters["model_setting"]["description"]
+        assert "`workflow`, else its `name`" in parameters["workflow"]["description"]
