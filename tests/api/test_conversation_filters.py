@@ -5,15 +5,19 @@ and the list page, which share one FilterSet."""
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 from typing import Any
+from uuid import UUID
 
 import pytest
 import yaml
+from django.apps import apps
 from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
+from chats.ingest.planner import workflow_of
 from chats.models import Conversation, Source
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
@@ -427,3 +431,35 @@ def test_the_schema_documents_the_new_filters_on_the_list_and_the_export(reader:
         }
         assert "enable_thinking=true" in parameters["model_setting"]["description"]
         assert "`workflow`, else its `name`" in parameters["workflow"]["description"]
+
+
+# --- the workflow column ---
+
+
+@pytest.mark.parametrize(
+    ("scenario", "workflow"),
+    [
+        ({"workflow": "protocol_qa", "name": "other"}, "protocol_qa"),
+        ({"workflow": 3, "name": "named"}, "named"),
+        ({"lab": "zhang_lab"}, ""),
+        ("  cell_culture_troubleshooting ", "cell_culture_troubleshooting"),
+        (None, ""),
+        (["protocol_qa"], ""),
+        ({"workflow": "x" * 201}, ""),
+    ],
+)
+def test_the_workflow_of_a_scenario(scenario: Any, workflow: str) -> None:
+    assert workflow_of(scenario) == workflow
+
+
+def test_the_migration_fills_in_the_workflow_of_conversations_stored_before(ingest_client: APIClient) -> None:
+    named = post(ingest_client, chat("w1", [QUESTION, ANSWER], scenario={"name": "lab_assistant"}))
+    post(ingest_client, chat("w2", [QUESTION, ANSWER]))
+    Conversation.objects.update(workflow="")  # as migration 0010 finds them
+
+    importlib.import_module("chats.migrations.0010_audit_filters").fill_workflows(apps, None)
+
+    assert dict(Conversation.objects.values_list("uuid", "workflow")) == {
+        UUID(named): "lab_assistant",
+        Conversation.objects.get(external_id="w2").uuid: "",
+    }
