@@ -1,6 +1,7 @@
 """The benchmark: prints one table of figures and ratios against baselines measured in the same run.
 
     python bench/run.py [--scale smoke|default|N] [--database-url postgres://postgres@127.0.0.1:5432/postgres]
+                        [--skip p3,p5,...] [--only p4]
 
 It creates its own database (masterbrain_bench on the server of --database-url), migrates it, serves it with
 gunicorn on 127.0.0.1 (as many workers as cores), and drops it at the end. Nothing leaves 127.0.0.1.
@@ -11,8 +12,9 @@ P1  bulk ingest over HTTP (NDJSON bodies from several client processes) against 
 P2  the same bodies again (all unchanged), with a checksum of every table before and after.
 P3  server time and SQL queries of the thread page and API at 10, 1,000 and 5,000 messages, the list page and
     the admin changelists; the 1,000-message thread page against serializing the same thread to JSON.
-P4  list, deep keyset page, filtered list, full-text search and artifact-id lookup over >= 1,000,000 messages
-    loaded by COPY, with each query's plan.
+P4  list, deep keyset page, filtered list, full-text search, artifact-id lookup and the auditors' filters
+    (workflow, has_warnings by kind, feedback_origin, model_setting, policy) over >= 1,000,000 messages loaded by
+    COPY, with each query's plan. `--only p4` runs this part alone.
 P5  the comparison workload (chat documents of about 20 OpenAI-style messages with 1-5 KB tool results, 500 a
     request) over HTTP against a raw COPY of the same messages into one plain table.
 P6  id-less conversations sent turn by turn over 5 turns (the growing history each time): one conversation each.
@@ -723,6 +725,7 @@ def load_scale(table: Table, scale: Scale, url: str) -> int:
         ).fetchone()
         assert inserted is not None  # INSERT ... RETURNING gives one row
         source_id = int(inserted[0])
+        reviewer_id = _bench_admin().pk  # the author of the reviewers' feedback
         offsets = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0]) for t in SCALE_COLUMNS}  # type: ignore[index]
         conn.commit()
         started = time.perf_counter()
@@ -752,8 +755,11 @@ def load_scale(table: Table, scale: Scale, url: str) -> int:
                     2: "chats_message",
                     3: "chats_toolcall",
                 },
+                "chats_feedback": {0: "chats_feedback", 2: "chats_conversation"},
+                "chats_contextartifactid": {0: "chats_contextartifactid", 1: "chats_conversation"},
             }
-            for name, row in scale_rows(conversations, per_conversation, source_id=source_id, seed=2026):
+            rows = scale_rows(conversations, per_conversation, source_id=source_id, seed=2026, reviewer_id=reviewer_id)
+            for name, row in rows:
                 values = list(row)
                 for position, target in shift_columns[name].items():
                     if values[position] is not None:
@@ -829,6 +835,8 @@ def _plan_summary(sql: str) -> tuple[str, bool]:
                 "chats_message",
                 "chats_toolcall",
                 "chats_injectedartifact",
+                "chats_contextartifactid",
+                "chats_feedback",
             ):
                 seq_on_big = True
         for child in node.get("Plans", []):
@@ -836,6 +844,16 @@ def _plan_summary(sql: str) -> tuple[str, bool]:
 
     walk(root)
     return f"{root['Node Type']} > {', '.join(dict.fromkeys(scans))}", not seq_on_big
+
+
+def _is_list_query(sql: str) -> bool:
+    """Whether ``sql`` reads a page of the list: the page's other queries on conversations (the sources its form
+    offers, an EXISTS ... LIMIT 1) are not in its time order."""
+    return (
+        'FROM "chats_conversation"' in sql
+        and "LIMIT" in sql
+        and 'ORDER BY "chats_conversation"."last_activity_at"' in sql
+    )
 
 
 def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
@@ -876,11 +894,33 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
             "/api/v1/conversations/?" + urlencode({"q": RARE_WORDS[0]}),
         ),
         ("artifact-id lookup", "/conversations/?" + urlencode({"artifact_id": scale_artifact_id(17)})),
+        # The auditors' filters (bench.workload.scale_flags says how many conversations each one finds).
+        *(
+            (f"?{key}={value}", "/conversations/?" + urlencode({key: value}))
+            for key, value in [
+                ("workflow", "protocol_qa"),
+                ("has_warnings", "unanswered_call"),
+                ("has_warnings", "orphan_result"),
+                ("has_warnings", "invalid_arguments"),
+                ("has_warnings", "malformed_artifact_id"),
+                ("has_warnings", "policy_violation"),
+                ("has_warnings", "any"),
+                ("feedback_origin", "reviewer"),
+                ("feedback_origin", "chatgpt"),
+                ("model_setting", "enable_thinking=true"),
+                ("policy", "permitted"),
+            ]
+        ),
+        (
+            "?has_warnings=any&workflow=record_qa&feedback_origin=masterbrain, API",
+            "/api/v1/conversations/?"
+            + urlencode({"has_warnings": "any", "workflow": "record_qa", "feedback_origin": "masterbrain"}),
+        ),
     ]
     medians = {}
     for label, url in reads:
         times, count, status, sqls = _timed_get(client, url, scale.repeats)
-        main = [s for s in sqls if 'FROM "chats_conversation"' in s and "LIMIT" in s]
+        main = [s for s in sqls if _is_list_query(s)]
         summary, indexed = _plan_summary(main[-1]) if main else ("(no list query)", False)
         medians[label] = pct(times, 0.5)
         goal = ""
@@ -907,7 +947,7 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
     entries = [line.strip() for line in out.getvalue().splitlines() if re.match(r"\s*\d+(/\d+)?\s+\d", line)][:8]
     table.add("P4 search (API) profile (top by own time)", "; ".join(_short_profile(e) for e in entries[:5]))
     _, _, _, sqls = _timed_get(client, search_url, 1)
-    main = [sql for sql in sqls if 'FROM "chats_conversation"' in sql and "LIMIT" in sql]
+    main = [sql for sql in sqls if _is_list_query(sql)]
     if main:
         with connection.cursor() as db_cursor:
             db_cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + main[-1])
@@ -950,6 +990,7 @@ def main() -> int:
     )
     parser.add_argument("--database-name", default=BENCH_DB, help="the benchmark's own database, dropped at the end")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: p3, p4, p5, p6, memory, index, l1")
+    parser.add_argument("--only", choices=["p4"], help="run this part alone (p4: load the P4 tables and read them)")
     args = parser.parse_args()
     scale = scale_from(args.scale)
     if not re.fullmatch(r"[a-z_][a-z0-9_]*_bench[a-z0-9_]*", args.database_name):
@@ -994,6 +1035,13 @@ def main() -> int:
                 f"P4 {scale.scale_messages:,} messages",
             ),
         ]
+        if args.only == "p4":
+            source_id = load_scale(table, scale, url)
+            scale_reads(table, scale, source_id)
+            connections.close_all()
+            print(table.render(header))
+            return 0
+
         source, _ = source_get_or_create(name="bench")
         _, key = api_key_create(source=source, name="bench")
         ceiling_source, _ = source_get_or_create(name="ceiling")

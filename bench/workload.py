@@ -84,16 +84,51 @@ def scale_artifact_id(n: int) -> str:
     return f"airalogy.id.lab.bench.project.scale.protocol.p{n:05d}.v.0.1.0"
 
 
+# What the auditors' filters find in the P4 tables (?workflow=, ?has_warnings=, ?feedback_origin=), by conversation
+# number: each a few percent of the conversations, spread over the whole time range, like real flags.
+SCALE_WORKFLOWS = ["protocol_qa", "record_qa", "lab_assistant"]
+
+
+def scale_flags(conversation_id: int) -> dict[str, Any]:
+    """The warnings, workflow and feedback origins of P4 conversation number ``conversation_id``."""
+    with_tool = conversation_id % 2 == 0
+    injects = with_tool and conversation_id % 5 == 0
+    origins = [
+        origin
+        for origin, (modulus, rest) in {
+            "masterbrain": (11, 0),
+            "chatgpt": (13, 1),
+            "openwebui": (17, 2),
+            "reviewer": (19, 3),
+        }.items()
+        if conversation_id % modulus == rest
+    ]
+    return {
+        "workflow": SCALE_WORKFLOWS[conversation_id % 9 // 3] if conversation_id % 3 == 0 else "",
+        "unanswered_call": with_tool and conversation_id % 50 in (2, 4),
+        "orphan_result": with_tool and conversation_id % 50 == 4,  # a result for a call that is not there
+        "invalid_arguments": with_tool and conversation_id % 90 == 6,
+        "malformed_artifact_id": injects and conversation_id % 130 == 10,
+        # A context (and so a verdict) on every fourth injecting conversation: half permit what they inject.
+        "policy_violation": (conversation_id % 40 == 0) if injects and conversation_id % 20 == 0 else None,
+        "malformed_context_id": injects and conversation_id % 20 == 0 and conversation_id % 7 == 0,
+        "feedback_origins": origins,
+    }
+
+
 def scale_rows(
-    conversation_count: int, per_conversation: int, *, source_id: int, seed: int
+    conversation_count: int, per_conversation: int, *, source_id: int, seed: int, reviewer_id: int | None = None
 ) -> Iterator[tuple[str, tuple[Any, ...]]]:
     """(table, row) pairs for ``conversation_count`` linear conversations; ids start at 1 in every table.
 
     Each conversation: a user question, then assistant answers and user follow-ups; every second one has a tool
-    call answered by a tool message, every fifth injects a protocol (an artifact id from a pool of 5,000).
+    call answered by a tool message, every fifth injects a protocol (an artifact id from a pool of 5,000). A few
+    carry what the auditors' filters look for (scale_flags): a workflow, an unanswered call, an orphan result,
+    arguments that are not JSON, a malformed artifact id, a policy verdict, feedback of each origin (a reviewer's
+    only with ``reviewer_id``, the user who gave it).
     """
     rng = random.Random(seed)
-    message_id = call_id = artifact_id = 0
+    message_id = call_id = artifact_id = feedback_id = context_id = 0
     now = datetime(2026, 11, 1, tzinfo=UTC)
     sentences = list(SENTENCES)
     for conversation_id in range(1, conversation_count + 1):
@@ -102,6 +137,29 @@ def scale_rows(
         rare = RARE_WORDS[conversation_id % len(RARE_WORDS)] if conversation_id % 7 == 0 else ""
         with_tool = conversation_id % 2 == 0
         injects = conversation_id % 5 == 0
+        flags = scale_flags(conversation_id)
+        origins = [o for o in flags["feedback_origins"] if o != "reviewer" or reviewer_id is not None]
+        injected = ""
+        if injects and with_tool:
+            number = rng.randrange(ARTIFACT_POOL)
+            injected = f"protocol-{number}" if flags["malformed_artifact_id"] else scale_artifact_id(number)
+        # The ids the context lists: the one injected when it is permitted, another one when it is a violation.
+        listed: list[tuple[str, bool, str]] = []
+        if flags["policy_violation"] is not None:
+            if flags["policy_violation"]:
+                listed.append(
+                    (f"airalogy.id.lab.bench.project.scale.protocol.listed{conversation_id}.v.0.1.0", True, "unused")
+                )
+            else:
+                listed.append((injected, not flags["malformed_artifact_id"], "used"))
+            if flags["malformed_context_id"]:
+                listed.append((f"protocol-listed-{conversation_id}", False, "unused"))
+        context = (
+            {"inject_airalogy_protocols": {"enabled": True, "airalogy_protocol_ids": [item[0] for item in listed]}}
+            if listed
+            else None
+        )
+        verdict = {None: None, True: "not_listed", False: "permitted"}[flags["policy_violation"]]
         first_message = message_id + 1
         texts: list[tuple[str, str]] = []
         for position in range(per_conversation):
@@ -143,15 +201,43 @@ def scale_rows(
                 1 if with_tool else 0,
                 1 if injects and with_tool else 0,
                 0,
-                0,
+                len(origins),
                 0,
                 0,
                 texts[0][1][:300],
                 now,
                 now,
                 started,
+                flags["workflow"],
+                json.dumps({"workflow": flags["workflow"], "lab": "bench"}) if flags["workflow"] else None,
+                flags["policy_violation"],
+                json.dumps(context) if context is not None else None,
             ),
         )
+        for listed_id, well_formed, state in listed:
+            context_id += 1
+            yield (
+                "chats_contextartifactid",
+                (context_id, conversation_id, "protocol", listed_id, well_formed, state),
+            )
+        for origin in origins:
+            feedback_id += 1
+            yield (
+                "chats_feedback",
+                (
+                    feedback_id,
+                    str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                    conversation_id,
+                    None,
+                    origin,
+                    reviewer_id if origin == "reviewer" else None,
+                    rng.choice([-1, 0, 1]),
+                    "",
+                    "",
+                    now,
+                    now,
+                ),
+            )
         for position, (role, text) in enumerate(texts):
             message_id += 1
             yield (
@@ -175,8 +261,8 @@ def scale_rows(
                     "",
                     "[]",
                     "{}",
-                    f"call_{conversation_id}" if role == "tool" else "",
-                    False,
+                    ("call_missing" if flags["orphan_result"] else f"call_{conversation_id}") if role == "tool" else "",
+                    flags["orphan_result"] and role == "tool",
                     False,
                     "",
                     "{}",
@@ -189,6 +275,10 @@ def scale_rows(
                 call_id += 1
                 name = "inject_airalogy_protocols" if injects else "airalogy_search"
                 arguments = json.dumps({"keywords": [topic[0]]})
+                parsed: str | None = arguments
+                error = ""
+                if flags["invalid_arguments"]:
+                    arguments, parsed, error = '{"keywords": [PCR', None, "Expecting value: line 1 column 15 (char 14)"
                 yield (
                     "chats_toolcall",
                     (
@@ -200,9 +290,9 @@ def scale_rows(
                         "function",
                         name,
                         arguments,
-                        arguments,
-                        "",
-                        message_id + 1,
+                        parsed,
+                        error,
+                        None if flags["unanswered_call"] else message_id + 1,
                         "{}",
                     ),
                 )
@@ -216,11 +306,12 @@ def scale_rows(
                             message_id,
                             call_id,
                             "protocol",
-                            scale_artifact_id(rng.randrange(ARTIFACT_POOL)),
-                            True,
+                            injected,
+                            not flags["malformed_artifact_id"],
                             name,
                             True,
                             True,
+                            verdict,
                         ),
                     )
 
@@ -230,14 +321,18 @@ SCALE_COLUMNS = {
     "title, user_external_id, model_name, model_config, started_at, context_pairs, metadata, original_times, "
     "active_leaf_key, search_stale, "
     "review_status, message_count, tool_call_count, artifact_count, branch_count, feedback_count, score_up, "
-    "score_down, first_user_text, created_at, updated_at, last_activity_at",
+    "score_down, first_user_text, created_at, updated_at, last_activity_at, workflow, scenario, policy_violation, "
+    "injection_context",
     "chats_message": "id, conversation_id, key, aliases, parent_id, position, depth, sibling_index, on_active_path, role, "
     "name, section, content_form, parts, text, reasoning, context_pairs, author_metadata, tool_call_id, "
     "is_orphan_result, hidden, recipient, extra, raw, source_path, created_at",
     "chats_toolcall": "id, conversation_id, message_id, call_id, index, type, name, arguments, parsed_arguments, "
     "arguments_error, result_message_id, extra",
     "chats_injectedartifact": "id, conversation_id, message_id, tool_call_id, kind, artifact_id, id_well_formed, "
-    "tool_name, requested, resolved",
+    "tool_name, requested, resolved, verdict",
+    "chats_contextartifactid": "id, conversation_id, kind, artifact_id, id_well_formed, state",
+    "chats_feedback": "id, uuid, conversation_id, message_id, origin, author_id, score, comment, correction, "
+    "created_at, updated_at",
 }
 
 

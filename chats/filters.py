@@ -8,12 +8,14 @@ matches, and the list keeps its (last_activity_at, id) order and index.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
 from typing import Any
 
 import django_filters
 from django import forms
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection
+from django.db import connection, models
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chats.models import (
@@ -40,10 +42,118 @@ BOOLEAN_CHOICES = [("", "Any"), ("true", "Yes"), ("false", "No")]
 # ?policy=: what a conversation's injections were against its injection context (chats.ingest.policy).
 POLICY_CHOICES = [
     ("violation", "Policy violation"),
-    ("clean", "Every injection permitted"),
+    ("permitted", "Every injection permitted"),
     ("no_context", "No injection context"),
 ]
-_POLICY_VIOLATION = {"violation": True, "clean": False, "no_context": None}
+_POLICY_VIOLATION = {"violation": True, "permitted": False, "no_context": None}
+# Earlier spellings still accepted (and answered as the new one).
+_POLICY_ALIASES = {"clean": "permitted"}
+
+
+class _AliasedChoiceField(django_filters.fields.ChoiceField):
+    """A choice field that also accepts the aliases of its choices, read as the choice they stand for."""
+
+    def __init__(self, *args: Any, aliases: dict[str, str], **kwargs: Any) -> None:
+        self.aliases = aliases
+        super().__init__(*args, **kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        value = super().to_python(value)
+        return self.aliases.get(value, value)
+
+
+class _AliasedChoiceFilter(django_filters.ChoiceFilter):
+    field_class = _AliasedChoiceField
+
+
+# ?has_warnings=: what ingestion accepted and flagged on a conversation's rows (design notes §3: "accept and flag").
+# Ingestion decides each flag, once, as it stores the row (the thread page shows the same flags next to the row);
+# a filter only reads them, each through a partial index over the flagged rows (see chats.models).
+class WarningKind(models.TextChoices):
+    UNANSWERED_CALL = "unanswered_call", "Unanswered tool call"
+    ORPHAN_RESULT = "orphan_result", "Orphan tool result"
+    INVALID_ARGUMENTS = "invalid_arguments", "Tool arguments not valid JSON"
+    MALFORMED_ARTIFACT_ID = "malformed_artifact_id", "Malformed artifact id (injected or in the context)"
+    POLICY_VIOLATION = "policy_violation", "Injection policy violation"
+
+
+ANY_WARNING = "any"
+WARNING_CHOICES = [(ANY_WARNING, "Any warning"), *WarningKind.choices]
+
+
+def warned_conversation_ids(kind: str) -> list[QuerySet[Any]]:
+    """The ids of the conversations with a warning of ``kind``, as queries over the flagged rows alone."""
+    if kind == WarningKind.UNANSWERED_CALL:
+        return [ToolCall.objects.filter(result_message__isnull=True).values("conversation_id")]
+    if kind == WarningKind.ORPHAN_RESULT:
+        return [Message.objects.filter(is_orphan_result=True).values("conversation_id")]
+    if kind == WarningKind.INVALID_ARGUMENTS:
+        return [ToolCall.objects.exclude(arguments_error="").values("conversation_id")]
+    if kind == WarningKind.MALFORMED_ARTIFACT_ID:
+        return [
+            InjectedArtifact.objects.filter(id_well_formed=False).values("conversation_id"),
+            ContextArtifactId.objects.filter(id_well_formed=False).values("conversation_id"),
+        ]
+    if kind == WarningKind.POLICY_VIOLATION:
+        return [Conversation.objects.filter(policy_violation=True).values("id")]
+    raise ValueError(f"not a warning kind: {kind}")
+
+
+# ?model_setting=key=value: the longest value read (a setting is a flag, a number or a short name).
+MODEL_SETTING_LIMIT = 500
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _storable(value: Any) -> bool:
+    """Whether a JSON value can be compared in the database: finite numbers, and strings without NUL (which
+    PostgreSQL's jsonb refuses)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, list):
+        return all(_storable(item) for item in value)
+    if isinstance(value, dict):
+        return all(_storable(key) and _storable(item) for key, item in value.items())
+    return True
+
+
+def parse_model_setting(text: str) -> tuple[str, Any]:
+    """``key=value`` as (key, value): the value read as JSON when it is JSON (``true``, ``3``, ``0.3``,
+    ``"a string"``), else as the string it is. Raises ValueError, saying why, for anything else."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError("expected key=value, for example enable_thinking=true")
+    if len(text) > MODEL_SETTING_LIMIT:
+        raise ValueError(f"at most {MODEL_SETTING_LIMIT} characters")
+    try:
+        value: Any = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        value = raw
+    if not _storable(value):
+        value = raw
+    return key, value
+
+
+class ModelSettingField(forms.CharField):
+    """A ``key=value`` setting of the model as given, cleaned to (key, value)."""
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text is None or text in self.empty_values:
+            return None
+        try:
+            return parse_model_setting(text)
+        except ValueError as error:
+            raise forms.ValidationError(f"Not a model setting: {error}.", code="invalid") from error
+
+
+class ModelSettingFilter(django_filters.Filter):
+    field_class = ModelSettingField
 
 
 def _start_of(day: dt.date) -> dt.datetime:
@@ -98,7 +208,8 @@ def _stale_matches(queryset: QuerySet[Conversation], value: str) -> list[int]:
 
 class ConversationFilter(django_filters.FilterSet):
     """Query parameters: source, model, user, date_from, date_to, format, role, has_tool_calls, tool_name,
-    artifact_id, artifact_kind, policy, status, score, label, q."""
+    artifact_id, artifact_kind, policy, workflow, has_warnings, feedback_origin, model_setting, status, score, label,
+    q."""
 
     source = django_filters.ModelChoiceFilter(
         queryset=Source.objects.all(), to_field_name="name", label="Source", empty_label="Any source"
@@ -127,11 +238,52 @@ class ConversationFilter(django_filters.FilterSet):
     artifact_kind = django_filters.ChoiceFilter(
         method="filter_artifact_kind", choices=ArtifactKind.choices, label="Artifact kind", empty_label="Any kind"
     )
-    policy = django_filters.ChoiceFilter(
+    policy = _AliasedChoiceFilter(
         method="filter_policy",
         choices=POLICY_CHOICES,
+        aliases=_POLICY_ALIASES,
         label="Injection policy",
         empty_label="Any policy",
+        help_text=(
+            "violation: an injection was not permitted by the Record QA context; permitted: every injection was "
+            "(`clean` is accepted too); no_context: the conversation has no injection context, so nothing is judged."
+        ),
+    )
+    workflow = django_filters.CharFilter(
+        field_name="workflow",
+        label="Workflow",
+        help_text=(
+            "The scenario's workflow, exactly: its `workflow`, else its `name`, or the scenario itself when it is "
+            "a string."
+        ),
+    )
+    has_warnings = django_filters.MultipleChoiceFilter(
+        method="filter_has_warnings",
+        choices=WARNING_CHOICES,
+        label="Has warnings",
+        help_text=(
+            "Conversations with a warning of any of the kinds given (repeat the parameter for several; `any`: of "
+            "any kind): unanswered_call (a tool call no tool message answers), orphan_result (a tool result whose "
+            "id matches no call), invalid_arguments (tool call arguments that are not valid JSON), "
+            "malformed_artifact_id (an injected id, or one the context lists, off its kind's id scheme), "
+            "policy_violation (an injection the context did not permit)."
+        ),
+    )
+    feedback_origin = django_filters.ChoiceFilter(
+        method="filter_feedback_origin",
+        choices=FeedbackOrigin.choices,
+        label="Feedback from",
+        empty_label="Any origin",
+        help_text="Conversations with feedback of this origin (a reviewer's, or imported with the data).",
+    )
+    model_setting = ModelSettingFilter(
+        method="filter_model_setting",
+        label="Model setting",
+        help_text=(
+            "key=value: conversations whose model as given has this setting, for example enable_thinking=true. "
+            "The value is read as JSON when it is JSON (true, false, numbers, null, a quoted string), otherwise "
+            "as a string."
+        ),
     )
     status = django_filters.ChoiceFilter(
         field_name="review_status", choices=ReviewStatus.choices, label="Review status", empty_label="Any status"
@@ -208,6 +360,41 @@ class ConversationFilter(django_filters.FilterSet):
         if violation is None:
             return queryset.filter(policy_violation__isnull=True)
         return queryset.filter(policy_violation=violation)
+
+    def filter_has_warnings(
+        self, queryset: QuerySet[Conversation], name: str, value: list[str]
+    ) -> QuerySet[Conversation]:
+        kinds = list(WarningKind) if ANY_WARNING in value else [WarningKind(kind) for kind in value]
+        if not kinds:
+            return queryset
+        # One IN over the flagged rows of every kind asked (see filter_artifact_id): the few conversations they
+        # name are joined to the list, rather than every conversation of the list tested against each kind.
+        first, *others = [ids.order_by() for kind in kinds for ids in warned_conversation_ids(kind)]
+        return queryset.filter(id__in=first.union(*others, all=True) if others else first)
+
+    def filter_feedback_origin(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
+        return queryset.filter(Exists(Feedback.objects.filter(conversation=OuterRef("pk"), origin=value)))
+
+    def filter_model_setting(
+        self, queryset: QuerySet[Conversation], name: str, value: tuple[str, Any] | None
+    ) -> QuerySet[Conversation]:
+        if value is None:
+            return queryset
+        key, setting = value
+        if connection.vendor == "postgresql":
+            # JSON containment, served by the GIN index over model_config (migration 0010).
+            return queryset.filter(model_config__contains={key: setting})
+        # SQLite has no containment: the key's value, of the same JSON type and equal (true is not "true" nor 1).
+        if '"' in key or "\\" in key:
+            return queryset.none()  # a path SQLite cannot quote: no such setting in any conversation it stores
+        path, literal = f'$."{key}"', json.dumps(setting)
+        return queryset.extra(
+            where=[
+                "json_type(chats_conversation.model_config, %s) = json_type(%s) "
+                "AND json_extract(chats_conversation.model_config, %s) IS json_extract(%s, '$')"
+            ],
+            params=[path, literal, path, literal],
+        )
 
     def filter_score(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
         return queryset.filter(Exists(Feedback.objects.filter(conversation=OuterRef("pk"), score=int(value))))

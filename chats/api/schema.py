@@ -60,14 +60,17 @@ def filter_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApi
     for name, filter_ in filterset.base_filters.items():
         enum = None
         extra = filter_.extra.get("choices")
-        if isinstance(filter_, django_filters.ChoiceFilter) and extra:
+        many = isinstance(filter_, django_filters.MultipleChoiceFilter)  # repeated: ?name=a&name=b
+        if (many or isinstance(filter_, django_filters.ChoiceFilter)) and extra:
             enum = [str(value) for value, _ in extra]
+        label, help_text = str(filter_.label or name), filter_.extra.get("help_text")
         parameters.append(
             OpenApiParameter(
                 name,
                 _FILTER_TYPES.get(type(filter_), OpenApiTypes.STR),
                 enum=enum,
-                description=str(filter_.label or name),
+                many=many or None,
+                description=f"{label}: {help_text}" if help_text else label,
             )
         )
     return parameters

@@ -48,6 +48,7 @@ ROLE_LIMIT = 64
 NAME_LIMIT = 255
 CALL_TYPE_LIMIT = 32
 FIRST_USER_TEXT_LIMIT = 300
+WORKFLOW_LIMIT = 200
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -69,6 +70,18 @@ def conversation_fields(parsed: c.Conversation) -> dict[str, Any]:
         "metadata": parsed.metadata,
         "original_times": parsed.original_times,
     }
+
+
+def workflow_of(scenario: Any) -> str:
+    """The workflow a scenario names: of an object, its ``workflow``, else its ``name`` (the first that is a
+    string); a string scenario is itself the name. "" when it names none, or one longer than WORKFLOW_LIMIT (the
+    column's width: a longer value could not be matched exactly)."""
+    if isinstance(scenario, dict):
+        named = next((scenario[key] for key in ("workflow", "name") if isinstance(scenario.get(key), str)), "")
+    else:
+        named = scenario if isinstance(scenario, str) else ""
+    named = named.strip()
+    return named if len(named) <= WORKFLOW_LIMIT else ""
 
 
 def plan_document(
@@ -175,7 +188,12 @@ class _Planner:
         if before is not None and stored is not None and violation != stored.summary.get("policy_violation"):
             before["policy_violation"] = stored.summary.get("policy_violation")
 
-        summary = self._summary(calls, artifacts, feedback_delta, violation)
+        scenario = (
+            changed_fields["scenario"]
+            if "scenario" in changed_fields or stored is None
+            else stored.fields.get("scenario")
+        )
+        summary = self._summary(calls, artifacts, feedback_delta, violation, workflow_of(scenario))
         changed = bool(
             self.rows
             or changed_fields
@@ -484,6 +502,7 @@ class _Planner:
         artifacts: list[ArtifactRow],
         feedback_delta: tuple[int, int, int],
         policy_violation: bool | None,
+        workflow: str,
     ) -> dict[str, Any]:
         stored = self.stored
         base: dict[str, Any] = (
@@ -508,6 +527,7 @@ class _Planner:
             "score_down": base["score_down"] + down,
             "first_user_text": first_user_text,
             "policy_violation": policy_violation,
+            "workflow": workflow,
         }
 
 

@@ -38,6 +38,7 @@ SUMMARY_FIELDS = (
     "score_down",
     "first_user_text",
     "policy_violation",  # None: the conversation has no injection context (see chats.ingest.policy)
+    "workflow",  # the workflow the scenario in force names (planner.workflow_of)
 )
 
 CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"

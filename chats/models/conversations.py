@@ -70,6 +70,9 @@ class Conversation(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     scenario = models.JSONField(null=True, blank=True)
+    # The scenario's workflow (chats.ingest.planner.workflow_of), kept apart so that ?workflow= reads an index;
+    # "" when the scenario names none. Set by the planner whenever the scenario in force changes.
+    workflow = models.CharField(max_length=200, blank=True, default="", db_default="")
     injection_context = models.JSONField(null=True, blank=True)
     context_pairs = models.JSONField(default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
@@ -129,8 +132,16 @@ class Conversation(models.Model):
             models.Index(fields=["-last_activity_at"], condition=Q(tool_call_count__gt=0), name="conv_with_tools_idx"),
             # The search indexer's queue, and ?q= over what it has not indexed yet.
             models.Index(fields=["id"], condition=Q(search_stale=True), name="conv_search_stale_idx"),
-            # ?policy=violation (= true), clean (= false) or no_context (IS NULL), newest first.
+            # ?policy=violation (= true), permitted (= false) or no_context (IS NULL), newest first.
             models.Index(fields=["policy_violation", "-last_activity_at", "-id"], name="conv_policy_activity_idx"),
+            # ?workflow=protocol_qa, newest first: only the conversations whose scenario names a workflow.
+            models.Index(
+                fields=["workflow", "-last_activity_at", "-id"],
+                condition=~Q(workflow=""),
+                name="conv_workflow_activity_idx",
+            ),
+            # ?model_setting=enable_thinking=true (model_config @> '{"enable_thinking": true}'): on PostgreSQL a
+            # GIN index (jsonb_path_ops) over model_config, created by migration 0010 (SQLite has no GIN).
         ]
 
     def __str__(self) -> str:
@@ -220,6 +231,8 @@ class Message(models.Model):
             models.Index(fields=["conversation", "parent"], name="msg_parent_idx"),
             # A document without an id: which stored message has the content key of one of its messages.
             models.Index(fields=["content_key"], name="msg_content_key_idx"),
+            # ?has_warnings=orphan_result: the few conversations with a tool result that answers no call.
+            models.Index(fields=["conversation"], condition=Q(is_orphan_result=True), name="msg_orphan_result_idx"),
         ]
 
     def __str__(self) -> str:
@@ -256,6 +269,12 @@ class ToolCall(models.Model):
             models.Index(fields=["name", "conversation"], name="toolcall_name_idx"),
             # Tool calls of the messages on a thread page: WHERE message_id IN (...).
             models.Index(fields=["message", "index"], name="toolcall_message_idx"),
+            # ?has_warnings=unanswered_call: the conversations with a call no tool message answers.
+            models.Index(
+                fields=["conversation"], condition=Q(result_message__isnull=True), name="toolcall_unanswered_idx"
+            ),
+            # ?has_warnings=invalid_arguments: the conversations with a call whose arguments are not valid JSON.
+            models.Index(fields=["conversation"], condition=~Q(arguments_error=""), name="toolcall_bad_arguments_idx"),
         ]
 
     def __str__(self) -> str:
@@ -325,6 +344,8 @@ class InjectedArtifact(models.Model):
             # (migration 0006), which holds ids of any length.
             # ?artifact_kind=protocol.
             models.Index(fields=["kind", "conversation"], name="artifact_kind_idx"),
+            # ?has_warnings=malformed_artifact_id: the conversations that injected an id not following its scheme.
+            models.Index(fields=["conversation"], condition=Q(id_well_formed=False), name="artifact_malformed_id_idx"),
         ]
 
     def __str__(self) -> str:
@@ -359,6 +380,10 @@ class ContextArtifactId(models.Model):
         ]
         # ?artifact_id=...: which conversations list this id. On PostgreSQL a hash index (migration 0009), which
         # holds ids of any length. A conversation's listed ids: the unique constraint's index.
+        indexes = [
+            # ?has_warnings=malformed_artifact_id: the conversations whose context lists an id off its scheme.
+            models.Index(fields=["conversation"], condition=Q(id_well_formed=False), name="contextid_malformed_id_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.artifact_id}"

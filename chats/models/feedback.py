@@ -97,6 +97,8 @@ class Feedback(models.Model):
         indexes = [
             # ?score=-1: conversations with a given score.
             models.Index(fields=["score", "conversation"], name="feedback_score_idx"),
+            # ?feedback_origin=chatgpt: conversations with feedback from a given origin.
+            models.Index(fields=["origin", "conversation"], name="feedback_origin_idx"),
         ]
 
     def __str__(self) -> str:

@@ -156,7 +156,7 @@ def test_the_export_envelope_carries_the_verdicts_and_its_document_goes_back_in_
     assert json.loads(training[0])["metadata"]["policy_violation"] is True
 
 
-def test_the_policy_filter_tells_violations_clean_conversations_and_those_without_a_context_apart(
+def test_the_policy_filter_tells_violations_permitted_conversations_and_those_without_a_context_apart(
     source: Any, ingest_client: APIClient, reader: APIClient
 ) -> None:
     violation = post(ingest_client, "/api/v1/ingest/", document())["conversation"]
@@ -165,7 +165,7 @@ def test_the_policy_filter_tells_violations_clean_conversations_and_those_withou
     without = str(make_conversation(source).uuid)
 
     assert listed("policy=violation", reader) == {violation}
-    assert listed("policy=clean", reader) == {clean["conversation"]}
+    assert listed("policy=permitted", reader) == {clean["conversation"]}
     assert listed("policy=no_context", reader) == {without}
     assert reader.get("/api/v1/conversations/?policy=maybe").status_code == 400
 
@@ -183,7 +183,7 @@ def test_every_id_injected_or_only_listed_finds_the_conversation(
 
     assert listed(f"artifact_id={artifact_id}", reader) == {uuid}
     assert listed(f"artifact_id={artifact_id}&policy=violation", reader) == {uuid}
-    assert listed(f"artifact_id={artifact_id}&policy=clean", reader) == set()
+    assert listed(f"artifact_id={artifact_id}&policy=permitted", reader) == set()
 
 
 def test_an_id_neither_injected_nor_listed_finds_nothing(ingest_client: APIClient, reader: APIClient) -> None:
@@ -242,7 +242,7 @@ def test_a_resend_that_enables_the_kind_and_lists_the_id_judges_every_injection_
         *LISTED,
         {"kind": "discussion", "artifact_id": UNLISTED_DISCUSSION, "id_well_formed": True, "state": "used"},
     ]
-    assert listed("policy=clean", reader) == {first["conversation"]}
+    assert listed("policy=permitted", reader) == {first["conversation"]}
     assert listed("policy=violation", reader) == set()
     assert post(ingest_client, "/api/v1/ingest/", resent)["outcome"] == "unchanged"
 
