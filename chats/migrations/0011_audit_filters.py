@@ -52,7 +52,7 @@ def fill_workflows(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chats", "0009_injection_policy_verdicts"),
+        ("chats", "0010_audit_hash_chain"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
