@@ -457,7 +457,7 @@ def test_the_migration_fills_in_the_workflow_of_conversations_stored_before(inge
     post(ingest_client, chat("w2", [QUESTION, ANSWER]))
     Conversation.objects.update(workflow="")  # as migration 0010 finds them
 
-    importlib.import_module("chats.migrations.0010_audit_filters").fill_workflows(apps, None)
+    importlib.import_module("chats.migrations.0011_audit_filters").fill_workflows(apps, None)
 
     assert dict(Conversation.objects.values_list("uuid", "workflow")) == {
         UUID(named): "lab_assistant",
