@@ -14,6 +14,7 @@ merged here; the merged list's first ACTIVITY_LIMIT entries are then exactly the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -83,7 +84,7 @@ class Activity:
     truncated: bool  # there is older activity than the entries shown
 
 
-def _receipt_note(uuid: Any, row: dict[str, Any] | None) -> ReceiptNote:
+def _receipt_note(uuid: Any, row: Mapping[str, Any] | None) -> ReceiptNote:
     url = reverse("api:receipt", args=[uuid])
     if row is None:  # older than the receipts read: the link still leads to it
         return ReceiptNote(str(uuid), url, "", "", 0, 0, 0)
