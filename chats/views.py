@@ -36,8 +36,9 @@ from chats.forms import (
     ThreadForm,
     VersionDiffForm,
 )
-from chats.models import Conversation, Feedback, Label, Message
+from chats.models import Conversation, Feedback, Label, Message, ViewedVia
 from chats.roles import Roles, person_roles
+from chats.selectors.activity import activity_read
 from chats.selectors.artifacts import (
     ARTIFACT_SORTS,
     ArtifactFilters,
@@ -56,6 +57,7 @@ from chats.selectors.threads import thread_read
 from chats.services import branches as branch_services
 from chats.services import feedback as feedback_services
 from chats.services import review as review_services
+from chats.services.reads import conversation_view_record
 
 # The list's own parameters, kept with the filters in every link that leads back to it.
 LIST_EXTRA_KEYS = ("sort",)
@@ -179,6 +181,8 @@ def next_unreviewed(request: HttpRequest) -> HttpResponse:
 @reviewer_page()
 def thread(request: HttpRequest, uuid: str) -> HttpResponse:
     conversation = get_object_or_404(Conversation.objects.select_related("source"), uuid=uuid)
+    conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
+    roles = roles_of(request)
     form = ThreadForm(request.GET)
     at = form.cleaned_data["at"] if form.is_valid() else None
     data = thread_read(conversation, user=request.user, at=at)
@@ -197,7 +201,9 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
             "open_feedback": request.GET.get("feedback", ""),
             "urls": _feedback_urls(conversation),
             "next_url": f"{request.path}?{thread_query}" if thread_query else request.path,
-            "can_write": roles_of(request).can_write,
+            "can_write": roles.can_write,
+            # Auditors and staff only: for anyone else its queries are not even run.
+            "activity": activity_read(conversation) if roles.can_audit else None,
             "active_nav": "conversations",
         },
         using="jinja2",

@@ -34,7 +34,7 @@ from chats.api.pagination import ConversationCursorPagination, FeedbackPaginatio
 from chats.api.permissions import CanRead, CanReadOrReview, scope_to_caller
 from chats.export import export_conversation
 from chats.filters import ConversationFilter, ExportFilter, FeedbackFilter
-from chats.models import Conversation, Feedback, Label, Source
+from chats.models import Conversation, Feedback, Label, Source, ViewedVia
 from chats.selectors.artifacts import (
     ArtifactFilters,
     artifact_conversations,
@@ -50,6 +50,7 @@ from chats.selectors.exports import TRAINING, conversation_to_canonical, export_
 from chats.selectors.feedback import feedback_list, feedback_target, labels_named
 from chats.services import feedback as feedback_services
 from chats.services.exports import export_record
+from chats.services.reads import conversation_view_record
 
 
 def _person(request: Request) -> Any:
@@ -90,7 +91,9 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         branch = _valid(serializers.BranchQuery, request.query_params)["branch"]
-        detail = conversation_detail(self.get_object(), branch=branch)
+        conversation = self.get_object()
+        conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.API)
+        detail = conversation_detail(conversation, branch=branch)
         return Response(serializers.ConversationDetailSerializer(detail).data)
 
     @action(detail=True, methods=["get"], url_path="export", filter_backends=[], pagination_class=None)

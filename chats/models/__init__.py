@@ -4,7 +4,8 @@
 - ``conversations``: conversations, messages, tool calls, injected artifacts and the ids an injection context
   lists, their choices, and the SQL of the full-text search document.
 - ``feedback``: the label taxonomy and the feedback given on conversations and messages.
-- ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, and the audit log.
+- ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, the audit log,
+  and who viewed a conversation.
 """
 
 from chats.models.conversations import (
@@ -30,10 +31,12 @@ from chats.models.records import (
     AUDIT_VERIFIED_ACTION,
     ApiKeyDailyUsage,
     AuditEvent,
+    ConversationView,
     IngestionReceipt,
     Outcome,
     ReceiptPayload,
     ShownPayload,
+    ViewedVia,
 )
 from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
 
@@ -51,6 +54,7 @@ __all__ = [
     "ContextArtifactId",
     "ContextIdState",
     "Conversation",
+    "ConversationView",
     "Feedback",
     "FeedbackLabel",
     "FeedbackOrigin",
@@ -69,4 +73,5 @@ __all__ = [
     "Source",
     "ToolCall",
     "Verdict",
+    "ViewedVia",
 ]

@@ -233,3 +233,41 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_username or 'system'} {self.action} {self.target_type}:{self.target_id}"
+
+
+class ViewedVia(models.TextChoices):
+    PAGE = "page"
+    API = "api"
+
+
+class ConversationView(models.Model):
+    """Someone opened a conversation: its page, or the API's detail (chats.services.reads).
+
+    Not an audit event: views are many, and they are pruned after MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS
+    (prune_view_events), which the audit log's hash chain forbids; recording one takes no chain lock. Append-only by
+    convention: only the recording service inserts, only the prune deletes. Like the audit log, a view names its
+    conversation by uuid, not by a foreign key, so that the record outlives what it names.
+    """
+
+    conversation_uuid = models.UUIDField()
+    viewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )  # indexed below, with the time
+    # Who it was, kept when the user is deleted: the username, or "source:<name>" for a source's key.
+    viewer_name = models.CharField(max_length=150)
+    via = models.CharField(max_length=8, choices=ViewedVia.choices)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [choices_check("view_via_valid", "via", ViewedVia)]
+        indexes = [
+            # A conversation's activity: its latest views.
+            models.Index(fields=["conversation_uuid", "-created_at"], name="view_conversation_idx"),
+            # "What did this person read?", and deleting a user (which sets their views' viewer to NULL).
+            models.Index(fields=["viewer", "-created_at"], name="view_viewer_idx"),
+            # The prune: views older than the cutoff, oldest first.
+            models.Index(fields=["created_at"], name="view_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.viewer_name} viewed {self.conversation_uuid} ({self.via})"

@@ -218,8 +218,9 @@ def test_the_detail_of_a_conversation_with_a_context_takes_the_same_queries_what
     large = post(ingest_client, "/api/v1/ingest/", long_document)["conversation"]
 
     for uuid in (small, large):
-        # session, user, groups, conversation, messages, tool calls, artifacts, listed ids, feedback
-        with django_assert_num_queries(9):
+        # session, user, groups, conversation, the view recorded (read audit), messages, tool calls, artifacts,
+        # listed ids, feedback
+        with django_assert_num_queries(10):
             assert reader.get(f"/api/v1/conversations/{uuid}/?branch=all").status_code == 200
 
 

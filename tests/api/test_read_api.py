@@ -303,8 +303,9 @@ def test_detail_queries_do_not_grow_with_the_number_of_messages(
         labels=[Label.objects.get(name="helpful")],
     )
 
-    # session, user, groups, conversation, messages, tool calls, artifacts, feedback, their labels
-    with django_assert_num_queries(9):
+    # session, user, groups, conversation, the view recorded (read audit), messages, tool calls, artifacts,
+    # feedback, their labels
+    with django_assert_num_queries(10):
         response = reader.get(f"/api/v1/conversations/{conversation.uuid}/?branch=all")
 
     assert len(response.json()["messages"]) == n_messages

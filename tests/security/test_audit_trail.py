@@ -45,7 +45,17 @@ from rest_framework.test import APIClient
 import chats.management.commands
 import chats.services
 from chats.admin import AuditedModelAdmin
-from chats.models import ApiKey, AuditEvent, Conversation, Feedback, IngestionReceipt, Label, Message, Source
+from chats.models import (
+    ApiKey,
+    AuditEvent,
+    Conversation,
+    ConversationView,
+    Feedback,
+    IngestionReceipt,
+    Label,
+    Message,
+    Source,
+)
 from chats.services import labels as label_services
 from chats.services.audit import CommandActor, audit_record, audited, in_audited_write
 from chats.services.bulk_writer import conversations_ingest_bulk
@@ -1054,6 +1064,41 @@ def command_prunes_the_payloads_of_old_receipts(w: World) -> list[dict[str, Any]
     return [_pruned(w, old.get(), 30, "all", command("prune_receipt_payloads"))]
 
 
+# --- Read audit: a view is recorded in its own table, never as an audit event; pruning views is audited
+
+
+@write_path("GET chats:thread", "service conversation_view_record")
+def reading_a_thread_records_a_view_and_no_event(w: World) -> list[dict[str, Any]]:
+    client = w.page(w.reviewer)
+    for _ in range(2):
+        assert client.get(w.conversation.get_absolute_url()).status_code == 200
+    views = ConversationView.objects.filter(conversation_uuid=w.conversation.uuid)
+    assert list(views.values_list("viewer_name", "via")) == [(w.reviewer.username, "page")]
+    return []
+
+
+@write_path("GET api:conversation-detail", "service conversation_view_record")
+def reading_a_conversation_through_the_api_records_a_view_and_no_event(w: World) -> list[dict[str, Any]]:
+    assert w.api().get(f"/api/v1/conversations/{w.chat.uuid}/").status_code == 200
+    assert w.api(w.reviewer).get(f"/api/v1/conversations/{w.chat.uuid}/").status_code == 200
+    views = ConversationView.objects.filter(conversation_uuid=w.chat.uuid).order_by("id")
+    assert list(views.values_list("viewer_name", "via")) == [(f"source:{w.source.name}", "api"), ("rita", "api")]
+    return []
+
+
+@write_path("command prune_view_events", "service view_events_prune")
+def command_prunes_old_view_events(w: World) -> list[dict[str, Any]]:
+    old = timezone.now() - timedelta(days=40)
+    for via in ("page", "api"):
+        ConversationView.objects.create(conversation_uuid=w.chat.uuid, viewer_name="rita", via=via, created_at=old)
+    ConversationView.objects.create(conversation_uuid=w.chat.uuid, viewer_name="rita", via="page")
+    assert "Deleted 2 view event(s)" in _run("prune_view_events", "--days", "30")
+    assert "Deleted 0 view event(s)" in _run("prune_view_events", "--days", "30")  # nothing left: no event
+    assert ConversationView.objects.count() == 1
+    after = {"older_than_days": 30, "cutoff": ANY, "deleted": 2}
+    return [expect("view_events.pruned", command("prune_view_events"), "view_events", "all", after=after)]
+
+
 @write_path("admin chats.ingestionreceipt action prune_payloads", "service receipt_payloads_prune")
 def admin_prunes_the_payloads_of_selected_receipts(w: World) -> list[dict[str, Any]]:
     receipt = IngestionReceipt.objects.get(conversation=w.chat)
@@ -1162,8 +1207,14 @@ def _spying(names: list[str]) -> Iterator[dict[str, int]]:
         sys.monitoring.free_tool_id(tool)
 
 
-# Rows that are records themselves (the audit log, receipts, the admin's own log, sessions), and signing in.
-UNAUDITED = {"chats.auditevent", "chats.ingestionreceipt", "admin.logentry", "sessions.session"}
+# Rows that are records themselves (the audit log, receipts, views, the admin's own log, sessions), and signing in.
+UNAUDITED = {
+    "chats.auditevent",
+    "chats.ingestionreceipt",
+    "chats.conversationview",
+    "admin.logentry",
+    "sessions.session",
+}
 # Failed sign-ins, which django-axes records as people sign in; removing them (unlocking) is audited.
 RECORDED_BY_SIGNING_IN = {"axes.accessattempt"}
 
@@ -1266,7 +1317,6 @@ NOT_WRITES = {
     "GET chats:home": "read",
     "GET chats:conversation_list": "read",
     "GET chats:next_unreviewed": "read",
-    "GET chats:thread": "read",
     "GET chats:feedback_form": "read",
     "GET api:receipt": "read",
     "GET api:receipt-payload": "read",
@@ -1279,7 +1329,6 @@ NOT_WRITES = {
     "GET api:schema": "read",
     "GET api:docs": "read",
     "GET api:conversation-list": "read",
-    "GET api:conversation-detail": "read",
     "admin:index": "read",
     "admin:app_list": "read",
     "admin:jsi18n": "read",

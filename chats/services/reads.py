@@ -1,0 +1,92 @@
+"""Read audit: who opened a conversation (its page, or the API's detail), by person or key, and when.
+
+Views are not audit events (chats.services.audit): there are many more of them, they are pruned after
+MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS, which the write log's hash chain forbids, and recording one must not wait
+for the chain's lock. They go into their own table, chats.ConversationView, which only `conversation_view_record`
+inserts into and only `view_events_prune` deletes from.
+
+Repeated views by the same person or key of the same conversation within MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS
+count as one: the first one in the window adds a key to the cache (`cache.add` is atomic: of two requests at once,
+one adds it), and only that one inserts a row. The common case, a reader moving around one thread, costs no query;
+a recorded view costs exactly one INSERT. With the local-memory cache (no REDIS_URL) each process keeps its own
+window, so a reader served by N processes may be recorded up to N times in one window; Redis shares it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.utils import timezone
+
+from chats.errors import InvalidInput
+from chats.models import ConversationView, ViewedVia
+from chats.services.audit import Actor, audit_record, audited_write
+
+# Views deleted per statement by the prune.
+PRUNE_BATCH = 5000
+
+
+def _viewer_key(viewer: Any) -> str:
+    """The viewer as the window's cache key names it: a person by id (a username can change), else by name."""
+    if isinstance(viewer, User):
+        return f"user:{viewer.pk}"
+    return str(viewer.get_username())
+
+
+def conversation_view_record(*, viewer: Any, conversation_uuid: UUID, via: ViewedVia) -> bool:
+    """Record that `viewer` (a user, or a source acting by its key) opened this conversation, unless read audit is
+    off or they already did within the window. Whether a row was inserted."""
+    if not settings.MASTERBRAIN_READ_AUDIT or viewer is None or not viewer.is_authenticated:
+        return False
+    window = settings.MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS
+    if not cache.add(f"read-audit:{_viewer_key(viewer)}:{conversation_uuid}", 1, timeout=window):
+        return False
+    ConversationView.objects.create(
+        conversation_uuid=conversation_uuid,
+        viewer=viewer if isinstance(viewer, User) else None,
+        viewer_name=str(viewer.get_username())[:150],
+        via=via,
+    )
+    return True
+
+
+@dataclass(frozen=True)
+class ViewPruneResult:
+    cutoff: datetime
+    deleted: int
+
+
+@audited_write
+def view_events_prune(*, older_than_days: int, actor: Actor) -> ViewPruneResult:
+    """Delete the views recorded more than `older_than_days` days ago, oldest first, PRUNE_BATCH per statement (so
+    that no statement holds many rows' locks at once), and record one audit event saying how many went. Views only:
+    audit events are never pruned."""
+    if older_than_days < 0:
+        raise InvalidInput("the number of days cannot be negative")
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    old = ConversationView.objects.filter(created_at__lt=cutoff)
+    deleted = 0
+    since: datetime | None = None
+    while True:
+        # From the last batch's time on: the index need not step over the rows this transaction already deleted.
+        page = old if since is None else old.filter(created_at__gte=since)
+        batch = list(page.order_by("created_at").values_list("pk", "created_at")[:PRUNE_BATCH])
+        if not batch:
+            break
+        deleted += ConversationView.objects.filter(pk__in=[pk for pk, _ in batch]).delete()[0]
+        since = batch[-1][1]
+    if deleted:
+        audit_record(
+            actor=actor,
+            action="view_events.pruned",
+            target_type="view_events",
+            target_id="all",
+            after={"older_than_days": older_than_days, "cutoff": cutoff.isoformat(), "deleted": deleted},
+        )
+    return ViewPruneResult(cutoff=cutoff, deleted=deleted)
