@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chats', '0010_audit_hash_chain'),
+        ('chats', '0011_audit_filters'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
