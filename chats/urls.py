@@ -20,5 +20,5 @@ urlpatterns = [
     path("conversations/<uuid:uuid>/branch/", views.active_branch, name="active_branch"),
     path("artifacts/", views.artifact_list, name="artifact_list"),
     # Artifact ids are kept as given: dots, slashes and any length (reverse() quotes what a path cannot hold).
-    path("artifacts/<path:artifact_id>/", views.artifact_detail, name="artifact_detail"),
+    path("artifacts/<artifact_id:artifact_id>/", views.artifact_detail, name="artifact_detail"),
 ]

@@ -17,7 +17,7 @@ urlpatterns = [
     path("receipts/<uuid:uuid>/payload/", ingest_views.ReceiptPayloadView.as_view(), name="receipt-payload"),
     path("artifacts/", views.ArtifactListView.as_view(), name="artifacts"),
     # Artifact ids are kept as given: dots, slashes and any length (reverse() quotes what a path cannot hold).
-    path("artifacts/<path:artifact_id>/", views.ArtifactDetailView.as_view(), name="artifact-detail"),
+    path("artifacts/<artifact_id:artifact_id>/", views.ArtifactDetailView.as_view(), name="artifact-detail"),
     path("labels/", views.LabelListView.as_view(), name="labels"),
     path("export/", views.BulkExportView.as_view(), name="export"),
     path("export/artifacts/", views.ArtifactExportView.as_view(), name="artifacts-export"),

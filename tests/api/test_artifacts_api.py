@@ -185,8 +185,8 @@ def test_the_list_pages_are_bounded_and_linked(ingest_client: APIClient, reader:
 
 @pytest.mark.parametrize(
     "artifact_id",
-    ["files/2024/run 7/protocol.md?v=2#top", "a" * 3000, "100%/ü", "ends-with-a-slash/"],
-    ids=["slashes and url characters", "very long", "percent and unicode", "trailing slash"],
+    ["files/2024/run 7/protocol.md?v=2#top", "a" * 3000, "100%/ü", "ends-with-a-slash/", "É\n\x8d\x08 line break"],
+    ids=["slashes and url characters", "very long", "percent and unicode", "trailing slash", "line break"],
 )
 def test_an_id_of_any_shape_and_length_has_its_detail(
     ingest_client: APIClient, reader: APIClient, artifact_id: str
@@ -280,3 +280,10 @@ def test_the_list_and_the_detail_take_the_same_queries_for_few_and_many(
             assert reader.get(detail_url(PROTOCOL)).status_code == 200
     # Three markdowns of ours, and the seed's own in the policy documents (its protocol is the same id).
     assert len(reader.get(detail_url(PROTOCOL)).json()["versions"]) == 4
+
+
+def test_the_former_query_redirects_an_id_with_a_line_break_too(reader: APIClient) -> None:
+    response = reader.get("/api/v1/artifacts/?artifact_id=%C3%89%0A%C2%8D%08")
+
+    assert response.status_code == 308
+    assert response["Location"] == "/api/v1/artifacts/%C3%89%0A%C2%8D%08/"

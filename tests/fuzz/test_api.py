@@ -232,6 +232,15 @@ def _strategy(operation: Any, seeded: dict[str, Any]) -> st.SearchStrategy[Any]:
             return fields.flatmap(lambda extra: operation.as_strategy(body={**extra, **target}))
 
         strategies.extend(feedback_bodies(target) for target in seeded["feedback_targets"])
+    if (operation.method.upper(), operation.path) == ("PATCH", "/api/v1/feedback/{uuid}/"):
+        # A change any author may make to their own feedback, planted on each feedback that exists: random bodies
+        # alone seldom pass validation, and the check below needs the owner's change to get through.
+        def comment_changes(uuid: str) -> Any:
+            return st.text(max_size=20).flatmap(
+                lambda comment: operation.as_strategy(path_parameters={"uuid": uuid}, body={"comment": comment})
+            )
+
+        strategies.extend(comment_changes(uuid) for uuid in seeded["uuids"][operation.path])
     return st.one_of(strategies)
 
 
