@@ -297,7 +297,7 @@ def test_added_and_removed_fields_are_said_in_words(client: Client, auditor: Use
         after={"name": "old", "description": "<b>new</b>"},
     )
     html = signed_in(client, auditor).get(f"/audit/{event.pk}/").content.decode()
-    assert "+ added" in html and "− removed" in html
+    assert "+ added" in html and "\u2212 removed" in html
     assert "&lt;b&gt;new&lt;/b&gt;" in html and "<b>new</b>" not in html
 
 
