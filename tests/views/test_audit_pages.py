@@ -370,7 +370,7 @@ def test_the_ndjson_export_streams_the_filtered_log_oldest_first(
     response = signed_in(client, auditor).get(f"/audit/export/?format=ndjson&conversation={conversation.uuid}")
     assert response.streaming
     assert response["Content-Type"] == "application/x-ndjson"
-    lines = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]  # type: ignore[arg-type]
+    lines = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]  # type: ignore[attr-defined]
     assert [line["action"] for line in lines] == ["conversation.created", "feedback.created", "feedback.updated"]
     assert lines[-1]["before"]["score"] == 1 and lines[-1]["after"]["score"] == -1
     assert lines[-1]["event_hash"] == changed_feedback.event_hash
@@ -380,7 +380,7 @@ def test_the_export_is_itself_audited_with_its_filters(
     client: Client, auditor: User, conversation: Conversation
 ) -> None:
     response = signed_in(client, auditor).get(f"/audit/export/?format=csv&conversation={conversation.uuid}")
-    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))  # type: ignore[arg-type]
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))  # type: ignore[attr-defined]
     exported = AuditEvent.objects.get(action="audit.exported")
     assert exported.actor == auditor
     assert exported.after == {
@@ -405,7 +405,7 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_escaped(client: Client, audi
         )
     audit_record(actor=None, action="label.created", target_type="label", target_id="\tTAB")
     response = signed_in(client, auditor).get("/audit/export/?format=csv&action=label.created")
-    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))  # type: ignore[arg-type]
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))  # type: ignore[attr-defined]
     assert [row["actor_username"] for row in rows] == ["'=cmd", "'+1+1", "'-2+3", "'@SUM(A1)", ""]
     assert [row["target_id"] for row in rows] == ["'=cmd", "'+1+1", "'-2+3", "'@SUM(A1)", "'\tTAB"]
 
@@ -434,4 +434,4 @@ def test_the_export_takes_the_date_filters_too(client: Client, auditor: User) ->
     many_events(5)
     since = datetime.now(UTC) - timedelta(days=1)
     response = signed_in(client, auditor).get(f"/audit/export/?format=ndjson&date_from={since.date()}")
-    assert len(b"".join(response.streaming_content).splitlines()) == 5  # type: ignore[arg-type]
+    assert len(b"".join(response.streaming_content).splitlines()) == 5  # type: ignore[attr-defined]
