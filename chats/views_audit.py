@@ -37,14 +37,15 @@ from chats.services.audit_log import audit_log_export_record
 from chats.views import roles_of
 
 EXPORT_FORMATS = ("ndjson", "csv")
+MAX_EVENT_ID = 2**63 - 1  # a bigint: a larger cursor was not given out here
 CSV_FLUSH_CHARS = 64 * 1024  # the CSV is sent in pieces of about this size
 
 
 class AuditPageForm(forms.Form):
     """The list's paging: ``after`` (older than this event id) or ``before`` (newer than it)."""
 
-    after = forms.IntegerField(required=False, min_value=0)
-    before = forms.IntegerField(required=False, min_value=0)
+    after = forms.IntegerField(required=False, min_value=0, max_value=MAX_EVENT_ID)
+    before = forms.IntegerField(required=False, min_value=0, max_value=MAX_EVENT_ID)
 
 
 class AuditExportForm(forms.Form):

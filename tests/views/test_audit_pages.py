@@ -435,3 +435,10 @@ def test_the_export_takes_the_date_filters_too(client: Client, auditor: User) ->
     since = datetime.now(UTC) - timedelta(days=1)
     response = signed_in(client, auditor).get(f"/audit/export/?format=ndjson&date_from={since.date()}")
     assert len(b"".join(response.streaming_content).splitlines()) == 5  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("query", ["after=99999999999999999999", "before=-1", "after=x", "after=5&before=9"])
+def test_a_cursor_not_given_out_here_is_ignored_or_read_as_given(client: Client, auditor: User, query: str) -> None:
+    many_events(3)
+    response = signed_in(client, auditor).get(f"/audit/?{query}")
+    assert response.status_code == 200
