@@ -14,7 +14,8 @@ P3  server time and SQL queries of the thread page and API at 10, 1,000 and 5,00
     the admin changelists; the 1,000-message thread page against serializing the same thread to JSON.
 P4  list, deep keyset page, filtered list, full-text search, artifact-id lookup and the auditors' filters
     (workflow, has_warnings by kind, feedback_origin, model_setting, policy) over >= 1,000,000 messages loaded by
-    COPY, with each query's plan. `--only p4` runs this part alone.
+    COPY, with each query's plan; the audit page (/audit/), first page, deep page and each filter, over as many
+    audit events (P4 audit; --skip audit leaves it out). `--only p4` runs this part alone.
 P5  the comparison workload (chat documents of about 20 OpenAI-style messages with 1-5 KB tool results, 500 a
     request) over HTTP against a raw COPY of the same messages into one plain table.
 P6  id-less conversations sent turn by turn over 5 turns (the growing history each time): one conversation each.
@@ -961,6 +962,153 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# P4 audit: the audit log's page (/audit/) over >= 1,000,000 events
+
+AUDIT_ACTIONS = (  # (action, share of the log, target type)
+    ("conversation.appended", 40, "conversation"),
+    ("conversation.created", 20, "conversation"),
+    ("feedback.created", 15, "feedback"),
+    ("feedback.updated", 10, "feedback"),
+    ("conversation.status_changed", 8, "conversation"),
+    ("conversation.exported", 5, "conversation"),
+    ("feedback.deleted", 1, "feedback"),
+    ("api_key.created", 1, "api_key"),
+)
+AUDIT_PEOPLE = 40  # reviewers "reviewer-0".. acting in the log, beside the sources' keys
+AUDIT_CONVERSATIONS = 100_000  # distinct conversations the events are about (at 1,000,000 events)
+
+
+def load_audit_log(table: Table, url: str, events: int) -> None:
+    """``events`` audit events by one INSERT ... SELECT over generate_series (the append-only trigger refuses
+    UPDATE and DELETE, not INSERT): the actions in AUDIT_ACTIONS' shares, half by the sources' keys and half by
+    AUDIT_PEOPLE reviewers, about AUDIT_CONVERSATIONS conversations (scaled), a year of time in id order. The
+    hashes are unique placeholders: the chain is not what is measured here."""
+    buckets = []
+    low = 0
+    for action, share, target in AUDIT_ACTIONS:
+        buckets.append(f"WHEN g.r < {low + share} THEN '{action}|{target}'")
+        low += share
+    conversations = max(events * AUDIT_CONVERSATIONS // 1_000_000, 100)
+    started = time.perf_counter()
+    with psycopg.connect(url) as conn:
+        first = conn.execute("SELECT coalesce(max(id), 0) FROM chats_auditevent").fetchone()[0]  # type: ignore[index]
+        conn.execute(
+            f"""
+            INSERT INTO chats_auditevent (id, actor_id, actor_username, action, target_type, target_id,
+                conversation_uuid, before, after, created_at, prev_hash, event_hash)
+            SELECT %(first)s + g.i, NULL,
+                CASE WHEN g.i %% 2 = 0 THEN 'source:' || (ARRAY['bench', 'logger', 'batch'])[1 + g.i %% 3]
+                     ELSE 'reviewer-' || (g.i %% %(people)s) END,
+                split_part(g.kind, '|', 1), split_part(g.kind, '|', 2),
+                CASE WHEN split_part(g.kind, '|', 2) = 'api_key' THEN (g.i %% 500)::text ELSE g.conv::text END,
+                CASE WHEN split_part(g.kind, '|', 2) = 'api_key' THEN NULL ELSE g.conv END,
+                CASE WHEN g.kind LIKE 'feedback.updated%%' THEN '{{"score": 1, "comment": "fine"}}'::jsonb END,
+                jsonb_build_object('score', -1, 'comment', 'wrong primer', 'messages_added', g.i %% 7),
+                now() - interval '365 days' + (g.i * interval '365 days' / %(events)s),
+                md5('p' || g.i) || md5('q' || g.i), md5('e' || g.i) || md5('f' || g.i)
+            FROM (
+                SELECT i, CASE {" ".join(buckets)} END AS kind,
+                       md5('conversation' || (hashint %% %(conversations)s))::uuid AS conv
+                FROM (SELECT i, (i::bigint * 7919) %% 100 AS r, abs(hashtext(i::text)::bigint) AS hashint
+                      FROM generate_series(1, %(events)s) AS i) AS numbered
+            ) AS g
+            """.replace("g.r", "r"),
+            {"first": first, "people": AUDIT_PEOPLE, "events": events, "conversations": conversations},
+        )
+        conn.execute(
+            "SELECT setval(pg_get_serial_sequence('chats_auditevent', 'id'), (SELECT max(id) FROM chats_auditevent))"
+        )
+        conn.commit()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE chats_auditevent")
+    table.add(
+        "P4 audit events loaded (INSERT ... SELECT)",
+        f"{events:,} events about {conversations:,} conversations in {time.perf_counter() - started:.0f} s",
+    )
+
+
+def _audit_plan(sql: str) -> tuple[str, bool]:
+    """The plan of the page's event query, and whether it reads the events through an index (no Seq Scan of the
+    events, no Sort of more rows than a page)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    nodes: list[str] = []
+    indexed = True
+
+    def walk(node: dict[str, Any]) -> None:
+        nonlocal indexed
+        kind = node["Node Type"]
+        if "Scan" in kind:
+            nodes.append(f"{kind} {node.get('Index Name') or node.get('Relation Name') or ''}".strip())
+            if kind == "Seq Scan" and node.get("Relation Name") == "chats_auditevent":
+                indexed = False
+        if kind == "Sort" and node.get("Actual Rows", 0) > 1000:
+            indexed = False
+            nodes.append(f"Sort of {node['Actual Rows']:,} rows")
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(plan[0]["Plan"])
+    return f"{', '.join(dict.fromkeys(nodes))}; {plan[0]['Execution Time']:.1f} ms in the database", indexed
+
+
+def audit_reads(table: Table, scale: Scale, url: str) -> None:
+    """The audit page (/audit/) as an auditor who is not staff: first page, a deep keyset page, and each kind of
+    filter, with the query count, the event query's plan and whether an index serves it."""
+    from django.contrib.auth.models import Group, User
+    from django.test import Client
+
+    from chats.models import AuditEvent
+
+    load_audit_log(table, url, scale.scale_messages)
+    auditor = User.objects.filter(username="bench-auditor").first()
+    if auditor is None:
+        auditor = User.objects.create_user("bench-auditor", password=None)
+        auditor.groups.add(Group.objects.get(name="Auditors"))
+    client = Client()
+    client.force_login(auditor)
+    total = AuditEvent.objects.count()
+    middle = AuditEvent.objects.order_by("-id").values_list("id", flat=True)[total // 2]
+    some_conversation = (
+        AuditEvent.objects.filter(action="feedback.updated").order_by("id").values_list("conversation_uuid", flat=True)
+    )[0]
+    # A month of the log: its middle one, whatever day the benchmark runs.
+    month_start = AuditEvent.objects.filter(pk=middle).values_list("created_at", flat=True)[0].date().replace(day=1)
+    month_last = date.fromordinal(
+        date(month_start.year + (month_start.month == 12), month_start.month % 12 + 1, 1).toordinal() - 1
+    )
+    reads = [
+        ("first page", "/audit/"),
+        (f"page {total // 2 // 50:,} deep (keyset)", "/audit/?" + urlencode({"after": middle})),
+        ("?action=feedback.deleted (1%)", "/audit/?" + urlencode({"action": "feedback.deleted"})),
+        ("?actor=reviewer-7", "/audit/?" + urlencode({"actor": "reviewer-7"})),
+        ("?target_type=api_key", "/audit/?" + urlencode({"target_type": "api_key"})),
+        ("?conversation= (one's timeline)", "/audit/?" + urlencode({"conversation": some_conversation})),
+        (
+            "?action=feedback.updated in a month",
+            "/audit/?"
+            + urlencode(
+                {"action": "feedback.updated", "date_from": month_start.isoformat(), "date_to": month_last.isoformat()}
+            ),
+        ),
+    ]
+    for label, page_url in reads:
+        times, count, status, sqls = _timed_get(client, page_url, scale.repeats)
+        main = [s for s in sqls if 'FROM "chats_auditevent"' in s and "LIMIT 51" in s]
+        summary, indexed = _audit_plan(main[-1]) if main else ("(no event query)", False)
+        table.add(
+            f"P4 audit {label}",
+            f"p50 {ms(pct(times, 0.5))} p95 {ms(pct(times, 0.95))}, {count} q (HTTP {status}); plan: {summary}",
+            "goal: index, p95 <= 100 ms",
+            verdict(indexed and pct(times, 0.95) <= 0.100),
+        )
+
+
+# --------------------------------------------------------------------------------------------------------------
 # L1: the parsers' cost against the size of their input (in-process, no database)
 
 
@@ -989,7 +1137,9 @@ def main() -> int:
         "--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     )
     parser.add_argument("--database-name", default=BENCH_DB, help="the benchmark's own database, dropped at the end")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: p3, p4, p5, p6, memory, index, l1")
+    parser.add_argument(
+        "--skip", default="", help="comma-separated parts to skip: p3, p4, audit, p5, p6, memory, index, l1"
+    )
     parser.add_argument("--only", choices=["p4"], help="run this part alone (p4: load the P4 tables and read them)")
     args = parser.parse_args()
     scale = scale_from(args.scale)
@@ -1038,6 +1188,8 @@ def main() -> int:
         if args.only == "p4":
             source_id = load_scale(table, scale, url)
             scale_reads(table, scale, source_id)
+            if "audit" not in skip:
+                audit_reads(table, scale, url)
             connections.close_all()
             print(table.render(header))
             return 0
@@ -1148,6 +1300,8 @@ def main() -> int:
         if "p4" not in skip:
             source_id = load_scale(table, scale, url)
             scale_reads(table, scale, source_id)
+        if "audit" not in skip:
+            audit_reads(table, scale, url)
         if "l1" not in skip:
             parser_cost(table)
         connections.close_all()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chats import views
+from chats import views, views_audit
 
 app_name = "chats"
 
@@ -21,4 +21,11 @@ urlpatterns = [
     path("artifacts/", views.artifact_list, name="artifact_list"),
     # Artifact ids are kept as given: dots, slashes and any length (reverse() quotes what a path cannot hold).
     path("artifacts/<artifact_id:artifact_id>/", views.artifact_detail, name="artifact_detail"),
+]
+
+# The audit section (chats/views_audit.py): auditors, staff and superusers.
+urlpatterns += [
+    path("audit/", views_audit.audit_list, name="audit_list"),
+    path("audit/export/", views_audit.audit_export, name="audit_export"),
+    path("audit/<int:pk>/", views_audit.audit_event, name="audit_event"),
 ]

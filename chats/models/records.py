@@ -225,6 +225,21 @@ class AuditEvent(models.Model):
             models.Index(fields=["conversation_uuid", "-created_at"], name="audit_conversation_idx"),
             # The last verification of the chain, shown on the audit pages: a handful of rows.
             models.Index(fields=["-id"], condition=Q(action=AUDIT_VERIFIED_ACTION), name="audit_verified_idx"),
+            # The audit pages (/audit/) read newest first by id (the chain's order, one sequence), a page at a
+            # time by keyset (id < cursor): each filter has an index that yields its events already in that order.
+            # ?actor=: a person's username, a source ("source:name") or a command ("command:name", a prefix):
+            # the pattern operator class serves both the equality and the prefix.
+            models.Index(
+                fields=["actor_username", "-id"],
+                opclasses=["varchar_pattern_ops", "int8_ops"],
+                name="audit_actor_name_id_idx",
+            ),
+            # ?action=feedback.updated
+            models.Index(fields=["action", "-id"], name="audit_action_id_idx"),
+            # ?target_type=api_key
+            models.Index(fields=["target_type", "-id"], name="audit_target_type_id_idx"),
+            # ?conversation=<uuid>, and ?source= (the events of that source's conversations).
+            models.Index(fields=["conversation_uuid", "-id"], name="audit_conversation_id_idx"),
         ]
         constraints = [
             # One chain, never a fork: no two events follow the same one (the first follows AUDIT_GENESIS_HASH).

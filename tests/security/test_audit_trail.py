@@ -629,6 +629,16 @@ def api_exports_a_filtered_set(w: World) -> list[dict[str, Any]]:
     return [expect("conversation.exported", w.reviewer, "conversations", "filtered", after=after)]
 
 
+@write_path("GET chats:audit_export", "service audit_log_export_record")
+def audit_page_exports_the_log(w: World) -> list[dict[str, Any]]:
+    last = AuditEvent.objects.order_by("-id").values_list("id", flat=True)[0]
+    response = w.page(w.admin).get(f"/audit/export/?format=csv&conversation={w.conversation.uuid}")
+    assert response.status_code == 200
+    b"".join(response.streaming_content)  # type: ignore[attr-defined]
+    after = {"format": "csv", "filters": {"conversation": str(w.conversation.uuid)}, "up_to_id": last}
+    return [expect("audit.exported", w.admin, "audit_log", "filtered", after=after)]
+
+
 # --- The admin: keys, sources, labels, feedback
 
 
@@ -1325,6 +1335,8 @@ NOT_WRITES = {
     "GET api:artifact-detail": "read",
     "GET chats:artifact_list": "read",
     "GET chats:artifact_detail": "read",
+    "GET chats:audit_list": "read",
+    "GET chats:audit_event": "read",
     "GET api:labels": "read",
     "GET api:schema": "read",
     "GET api:docs": "read",

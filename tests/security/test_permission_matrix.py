@@ -130,6 +130,11 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
         "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         403,         403,         403,         302),
     },
+    # The audit section: Auditors, staff and superusers (Roles.can_audit); reviewers and people with no role get
+    # 403; an API key is anonymous here (there is no audit API). The export is audited ("audit.exported").
+    "chats:audit_list":      {"GET":   row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
+    "chats:audit_event":     {"GET":   row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
+    "chats:audit_export":    {"GET":   row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
 
     # ---- Sign-in and sign-out are open to everyone. The sign-in form is shown to all (already signed in too);
     # a wrong password answers the form again. Signing out is a POST (GET: 405) that lands on the sign-in page.
@@ -979,6 +984,11 @@ def build_targets(world: World) -> dict[str, Target]:
         "chats:feedback_delete": Target((f"{conversation}feedback/{world.feedback.uuid}/delete/",)),
         "chats:review_status": Target((f"{conversation}status/",), {"POST": {"status": "reviewed"}}),
         "chats:active_branch": Target((f"{conversation}branch/",), {"POST": {"message": str(world.message.pk)}}),
+        "chats:audit_list": Target(("/audit/", f"/audit/?conversation={world.conversation.uuid}")),
+        "chats:audit_event": Target((f"/audit/{AuditEvent.objects.order_by('id').values_list('id', flat=True)[0]}/",)),
+        "chats:audit_export": Target(
+            ("/audit/export/?format=ndjson", "/audit/export/?format=csv&action=feedback.created")
+        ),
         "login": Target(("/accounts/login/",), {"POST": {"username": "nobody-here", "password": "wrong"}}),
         "logout": Target(("/accounts/logout/",)),
         "api:ingest": Target(("/api/v1/ingest/",), {"POST": JsonBody(TINY_DOCUMENT)}),

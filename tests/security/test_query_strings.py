@@ -25,8 +25,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chats.filters import ConversationFilter, ExportFilter, FeedbackFilter
-from chats.models import Conversation, IngestionReceipt, Source
+from chats.filters import AuditEventFilter, ConversationFilter, ExportFilter, FeedbackFilter
+from chats.models import AuditEvent, Conversation, IngestionReceipt, Source
 from chats.services.feedback import feedback_submit
 from chats.services.sources import api_key_create
 from tests.factories import last_assistant, make_conversation, make_record_qa
@@ -59,6 +59,7 @@ PARAMETERS = sorted(
         *ConversationFilter.base_filters,
         *ExportFilter.base_filters,
         *FeedbackFilter.base_filters,
+        *AuditEventFilter.base_filters,
         "cursor",
         "page_size",
         "format",
@@ -160,6 +161,7 @@ def site(reviewer: User, auditor: User) -> dict[str, Any]:
         "receipt": str(receipt.uuid),
         "feedback": str(feedback.uuid),
         "key": key,
+        "pk": str(AuditEvent.objects.order_by("id").values_list("id", flat=True)[0]),  # an audit event
         "reviewer": reviewer,
         "auditor": auditor,
     }
