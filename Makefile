@@ -80,6 +80,8 @@ test-all: test
 
 bench: dev-venv
 	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/read_audit.py
+	$(PY) bench/audit_chain.py
 
 clean:
 	rm -rf $(VENV) var/staticfiles .mypy_cache .ruff_cache .pytest_cache
