@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString
 from django.utils.text import slugify as django_slugify
 
 from chats import remote_media, rendering
+from chats.roles import request_roles
 
 if TYPE_CHECKING:
     from chats.models import Feedback, InjectedArtifact
@@ -258,5 +259,13 @@ def environment(**options: Any) -> jinja2.Environment:
             "artifact_data": artifact_data,
         }
     )
-    env.globals.update({"url": url, "static": static, "qs_join": qs_join, "bar_chart_layout": bar_chart_layout})
+    env.globals.update(
+        {
+            "url": url,
+            "static": static,
+            "qs_join": qs_join,
+            "bar_chart_layout": bar_chart_layout,
+            "roles": request_roles,
+        }
+    )
     return env

@@ -31,3 +31,14 @@ def person_roles(user: Any) -> Roles:
         can_write=bool(user.is_superuser or REVIEWERS in groups),
         can_audit=bool(user.is_staff or user.is_superuser or AUDITORS in groups),
     )
+
+
+def request_roles(request: Any) -> Roles:
+    """What the request's signed-in person may do: `person_roles`, worked out once per request (views, templates
+    and their navigation ask it several times)."""
+    cached = getattr(request, "_chats_roles", None)
+    if isinstance(cached, Roles):
+        return cached
+    roles = person_roles(getattr(request, "user", None))
+    request._chats_roles = roles
+    return roles

@@ -37,7 +37,7 @@ from chats.forms import (
     VersionDiffForm,
 )
 from chats.models import Conversation, Feedback, Label, Message, ViewedVia
-from chats.roles import Roles, person_roles
+from chats.roles import Roles, request_roles
 from chats.selectors.activity import activity_read
 from chats.selectors.artifacts import (
     ARTIFACT_SORTS,
@@ -65,12 +65,7 @@ LIST_EXTRA_KEYS = ("sort",)
 
 def roles_of(request: HttpRequest) -> Roles:
     """What the signed-in user may do here: one query for their groups, once per request."""
-    cached = getattr(request, "_chats_roles", None)
-    if isinstance(cached, Roles):
-        return cached
-    roles = person_roles(request.user)
-    request._chats_roles = roles  # type: ignore[attr-defined]
-    return roles
+    return request_roles(request)
 
 
 def reviewer_page(*, write: bool = False) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
