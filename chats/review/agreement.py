@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import itertools
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,10 @@ __all__ = [
     "agreement_chart_rows",
     "question_agreement",
 ]
+
+# Item, reviewer and label keys are whatever the caller uses (ids, usernames, UUIDs): hashable, and Any to mypy
+# because Mapping keys are invariant (a dict[int, ...] is no Mapping[Hashable, ...]).
+Key = Any
 
 #: Below this many items a figure is shown but marked as not meaningful (design/review.md).
 MIN_ITEMS = 10
@@ -68,7 +72,7 @@ class QuestionKind(enum.StrEnum):
 class PairAgreement:
     """Two reviewers (in sorted order) over the items both answered."""
 
-    reviewers: tuple[Hashable, Hashable]
+    reviewers: tuple[Key, Key]
     n_items: int
     kappa: float | None
     percent_agreement: float | None
@@ -90,7 +94,7 @@ class PairAgreement:
 class LabelAgreement:
     """One label of a multi-label question, as a yes/no question for every reviewer who answered the question."""
 
-    label: Hashable
+    label: Key
     alpha: float | None
     alpha_reason: str | None
     n_items: int
@@ -127,7 +131,7 @@ class QuestionAgreement:
     n_reviewers: int
     meaningful: bool
     pairs: list[PairAgreement]
-    per_label: dict[Hashable, LabelAgreement] = field(default_factory=dict)
+    per_label: dict[Key, LabelAgreement] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form (labels as given; the API turns keys into strings)."""
@@ -151,7 +155,7 @@ class QuestionAgreement:
 
 def question_agreement(
     kind: QuestionKind | str,
-    answers: Mapping[Hashable, Mapping[Hashable, Any]],
+    answers: Mapping[Key, Mapping[Key, Any]],
     *,
     options: Sequence[Any] | None = None,
     min_items: int = MIN_ITEMS,
@@ -206,13 +210,11 @@ def question_agreement(
     )
 
 
-def _clean(
-    kind: QuestionKind, answers: Mapping[Hashable, Mapping[Hashable, Any]]
-) -> dict[Hashable, dict[Hashable, Any]]:
+def _clean(kind: QuestionKind, answers: Mapping[Key, Mapping[Key, Any]]) -> dict[Key, dict[Key, Any]]:
     """The answers without the missing ones; multi-label answers as frozensets, booleans as bools."""
-    table: dict[Hashable, dict[Hashable, Any]] = {}
+    table: dict[Key, dict[Key, Any]] = {}
     for item, row in answers.items():
-        kept: dict[Hashable, Any] = {}
+        kept: dict[Key, Any] = {}
         for reviewer, value in row.items():
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 continue
@@ -240,10 +242,10 @@ def _domain(kind: QuestionKind, seen: Iterable[Any], options: Sequence[Any] | No
     return listed + extra
 
 
-def _sorted_keys(keys: Iterable[Hashable]) -> list[Hashable]:
+def _sorted_keys(keys: Iterable[Key]) -> list[Key]:
     """Reviewer (or label) keys in a stable order: numbers by value, then everything else by its text."""
 
-    def order(key: Hashable) -> tuple[int, float, str]:
+    def order(key: Key) -> tuple[int, float, str]:
         if isinstance(key, int | float) and not isinstance(key, bool):
             return (0, float(key), "")
         return (1, 0.0, str(key))
@@ -252,8 +254,8 @@ def _sorted_keys(keys: Iterable[Hashable]) -> list[Hashable]:
 
 
 def _alpha(
-    table: Mapping[Hashable, Mapping[Hashable, Any]],
-    reviewers: Sequence[Hashable],
+    table: Mapping[Key, Mapping[Key, Any]],
+    reviewers: Sequence[Key],
     domain: Sequence[Any],
     level: str,
 ) -> tuple[float | None, str | None]:
@@ -279,8 +281,8 @@ def _alpha(
 
 
 def _pairs(
-    table: Mapping[Hashable, Mapping[Hashable, Any]],
-    reviewers: Sequence[Hashable],
+    table: Mapping[Key, Mapping[Key, Any]],
+    reviewers: Sequence[Key],
     *,
     domain: Sequence[Any] | None,
     min_items: int,
@@ -308,9 +310,9 @@ def _pairs(
 
 
 def _label_agreement(
-    label: Hashable,
-    table: Mapping[Hashable, Mapping[Hashable, frozenset[Any]]],
-    reviewers: Sequence[Hashable],
+    label: Key,
+    table: Mapping[Key, Mapping[Key, frozenset[Any]]],
+    reviewers: Sequence[Key],
     n_items: int,
     n_answers: int,
     min_items: int,
