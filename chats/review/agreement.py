@@ -164,8 +164,9 @@ def question_agreement(
 
     ``options`` is the question's list of choices: the categories of a categorical question, the scale of an
     ordinal one in order (its full domain, so that unused points count), the labels of a multi-label one. Without
-    it the values seen are used (ordinal values must then be numbers, ordered as numbers). Answers outside
-    ``options`` are kept, after the listed ones."""
+    it the values seen are used (ordinal values must then be numbers, ordered as numbers); a boolean question's
+    domain is ``[False, True]``. Answers outside ``options`` are kept, after the listed ones. A free-text question
+    has no agreement: ``QuestionKind("text")`` raises ``ValueError``."""
     kind = QuestionKind(kind)
     table = _clean(kind, answers)
     reviewers = _sorted_keys({reviewer for row in table.values() for reviewer in row})
@@ -211,7 +212,8 @@ def question_agreement(
 
 
 def _clean(kind: QuestionKind, answers: Mapping[Key, Mapping[Key, Any]]) -> dict[Key, dict[Key, Any]]:
-    """The answers without the missing ones; multi-label answers as frozensets, booleans as bools."""
+    """The answers without the missing ones (``None``, NaN); a multi-label answer as a frozenset of labels (a lone
+    string is one label)."""
     table: dict[Key, dict[Key, Any]] = {}
     for item, row in answers.items():
         kept: dict[Key, Any] = {}
@@ -220,8 +222,6 @@ def _clean(kind: QuestionKind, answers: Mapping[Key, Mapping[Key, Any]]) -> dict
                 continue
             if kind is QuestionKind.MULTI_LABEL:
                 kept[reviewer] = frozenset([value] if isinstance(value, str) else value)
-            elif kind is QuestionKind.BOOLEAN:
-                kept[reviewer] = bool(value)
             else:
                 kept[reviewer] = value
         if kept:

@@ -235,6 +235,11 @@ def test_a_figure_over_fewer_than_ten_items_is_marked(items: int, meaningful: bo
     assert result.pairs[0].meaningful is meaningful
 
 
+def test_text_questions_have_no_agreement() -> None:
+    with pytest.raises(ValueError):
+        question_agreement("text", {1: {"a": "fine", "b": "fine"}})
+
+
 def test_min_items_is_a_parameter() -> None:
     table = {item: {"a": item % 2, "b": item % 2} for item in range(5)}
 
@@ -398,7 +403,7 @@ def test_never_raises_and_figures_stay_in_range(table: dict[int, dict[str, Any]]
         assert pair.meaningful is (pair.n_items >= 10)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     table=st.dictionaries(
         st.integers(0, 15),
@@ -414,7 +419,7 @@ def test_multi_label_never_raises(table: dict[int, dict[str, list[str]]]) -> Non
         assert (label.alpha is None) == (label.alpha_reason is not None)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     values=st.lists(st.integers(0, 3), min_size=2, max_size=20).filter(lambda v: len(set(v)) > 1),
     reviewers=st.integers(2, 4),
