@@ -1,0 +1,1 @@
+"""Team review: pure building blocks (no ORM) for queues, rubrics and agreement."""

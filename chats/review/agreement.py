@@ -1,0 +1,397 @@
+"""Agreement between reviewers on one rubric question (design/review.md, section Agreement), over plain data.
+
+Pure functions, no ORM and no Django: the caller reads submitted reviews into a table ``{item: {reviewer: value}}``
+(``None`` or an absent reviewer is "not answered") and gets back, per question:
+
+- Krippendorff's alpha (the ``krippendorff`` package): nominal for categorical and boolean questions, ordinal for
+  ordinal scales (the scale's full value domain is passed when it is known); for multi-label questions, alpha per
+  label, each label being a yes/no question for every reviewer who answered;
+- for each pair of reviewers, Cohen's kappa (scikit-learn's ``cohen_kappa_score``) and the percent agreement over
+  the items both answered (for multi-label, an answer is its whole set of labels: agreement is an exact match);
+- the counts each figure rests on, and ``meaningful = False`` for a figure over fewer than ``min_items`` items.
+
+A figure that is undefined (one reviewer, no overlap, no variation, no answers) is ``None`` with a reason, never an
+exception. Values are mapped to numbers for the libraries internally; the mapping does not leave this module.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import krippendorff
+import numpy as np
+from sklearn.metrics import cohen_kappa_score
+
+__all__ = [
+    "MIN_ITEMS",
+    "LabelAgreement",
+    "PairAgreement",
+    "QuestionAgreement",
+    "QuestionKind",
+    "agreement_chart_layout",
+    "agreement_chart_rows",
+    "question_agreement",
+]
+
+# Item, reviewer and label keys are whatever the caller uses (ids, usernames, UUIDs): hashable, and Any to mypy
+# because Mapping keys are invariant (a dict[int, ...] is no Mapping[Hashable, ...]).
+Key = Any
+
+#: Below this many items a figure is shown but marked as not meaningful (design/review.md).
+MIN_ITEMS = 10
+
+# Reasons an undefined figure gives (stable strings: pages and the API show them).
+NO_ANSWERS = "no answers"
+ONE_REVIEWER = "only one reviewer answered"
+NO_OVERLAP = "no item was answered by two reviewers"
+PAIR_NO_OVERLAP = "the two reviewers answered no item in common"
+NO_VARIATION = "every answer is the same: agreement beyond chance is undefined without variation"
+MULTI_LABEL_ALPHA = "multi-label questions have an alpha per label"
+
+
+class QuestionKind(enum.StrEnum):
+    """The rubric question types agreement is computed for (free text is not)."""
+
+    CATEGORICAL = "categorical"
+    MULTI_LABEL = "multi_label"
+    ORDINAL = "ordinal"
+    BOOLEAN = "boolean"
+
+    @property
+    def level_of_measurement(self) -> str:
+        """The distance Krippendorff's alpha uses for this kind."""
+        return "ordinal" if self is QuestionKind.ORDINAL else "nominal"
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Two reviewers (in sorted order) over the items both answered."""
+
+    reviewers: tuple[Key, Key]
+    n_items: int
+    kappa: float | None
+    percent_agreement: float | None
+    meaningful: bool
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "reviewers": list(self.reviewers),
+            "n_items": self.n_items,
+            "kappa": self.kappa,
+            "percent_agreement": self.percent_agreement,
+            "meaningful": self.meaningful,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class LabelAgreement:
+    """One label of a multi-label question, as a yes/no question for every reviewer who answered the question."""
+
+    label: Key
+    alpha: float | None
+    alpha_reason: str | None
+    n_items: int
+    n_answers: int
+    meaningful: bool
+    pairs: list[PairAgreement] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "alpha": self.alpha,
+            "alpha_reason": self.alpha_reason,
+            "n_items": self.n_items,
+            "n_answers": self.n_answers,
+            "meaningful": self.meaningful,
+            "pairs": [pair.as_dict() for pair in self.pairs],
+        }
+
+
+@dataclass(frozen=True)
+class QuestionAgreement:
+    """Agreement on one question.
+
+    ``n_items`` counts the pairable items (answered by at least two reviewers), ``n_answers`` every answer given
+    (pairable or not), ``n_reviewers`` the reviewers with at least one answer. ``alpha`` is ``None`` with
+    ``alpha_reason`` when undefined, and always for multi-label questions (see ``per_label``)."""
+
+    kind: QuestionKind
+    level_of_measurement: str
+    alpha: float | None
+    alpha_reason: str | None
+    n_items: int
+    n_answers: int
+    n_reviewers: int
+    meaningful: bool
+    pairs: list[PairAgreement]
+    per_label: dict[Key, LabelAgreement] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (labels as given; the API turns keys into strings)."""
+        return {
+            "kind": str(self.kind),
+            "level_of_measurement": self.level_of_measurement,
+            "alpha": self.alpha,
+            "alpha_reason": self.alpha_reason,
+            "n_items": self.n_items,
+            "n_answers": self.n_answers,
+            "n_reviewers": self.n_reviewers,
+            "meaningful": self.meaningful,
+            "pairs": [pair.as_dict() for pair in self.pairs],
+            "per_label": [label.as_dict() for label in self.per_label.values()],
+        }
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Computation
+
+
+def question_agreement(
+    kind: QuestionKind | str,
+    answers: Mapping[Key, Mapping[Key, Any]],
+    *,
+    options: Sequence[Any] | None = None,
+    min_items: int = MIN_ITEMS,
+) -> QuestionAgreement:
+    """Agreement on one question from ``answers[item][reviewer] = value`` (``None`` = not answered).
+
+    ``options`` is the question's list of choices: the categories of a categorical question, the scale of an
+    ordinal one in order (its full domain, so that unused points count), the labels of a multi-label one. Without
+    it the values seen are used (ordinal values must then be numbers, ordered as numbers); a boolean question's
+    domain is ``[False, True]``. Answers outside ``options`` are kept, after the listed ones. A free-text question
+    has no agreement: ``QuestionKind("text")`` raises ``ValueError``."""
+    kind = QuestionKind(kind)
+    table = _clean(kind, answers)
+    reviewers = _sorted_keys({reviewer for row in table.values() for reviewer in row})
+    n_answers = sum(len(row) for row in table.values())
+    n_items = sum(1 for row in table.values() if len(row) >= 2)
+    meaningful = n_items >= min_items
+
+    if kind is QuestionKind.MULTI_LABEL:
+        labels = _domain(
+            kind, (label for row in table.values() for chosen in row.values() for label in chosen), options
+        )
+        per_label = {
+            label: _label_agreement(label, table, reviewers, n_items, n_answers, min_items) for label in labels
+        }
+        # The pair figures treat an answer's whole set of labels as one category (exact match).
+        pairs = _pairs(table, reviewers, domain=None, min_items=min_items)
+        return QuestionAgreement(
+            kind=kind,
+            level_of_measurement=kind.level_of_measurement,
+            alpha=None,
+            alpha_reason=MULTI_LABEL_ALPHA,
+            n_items=n_items,
+            n_answers=n_answers,
+            n_reviewers=len(reviewers),
+            meaningful=meaningful,
+            pairs=pairs,
+            per_label=per_label,
+        )
+
+    domain = _domain(kind, (value for row in table.values() for value in row.values()), options)
+    alpha, reason = _alpha(table, reviewers, domain, kind.level_of_measurement)
+    return QuestionAgreement(
+        kind=kind,
+        level_of_measurement=kind.level_of_measurement,
+        alpha=alpha,
+        alpha_reason=reason,
+        n_items=n_items,
+        n_answers=n_answers,
+        n_reviewers=len(reviewers),
+        meaningful=meaningful,
+        pairs=_pairs(table, reviewers, domain=domain, min_items=min_items),
+    )
+
+
+def _clean(kind: QuestionKind, answers: Mapping[Key, Mapping[Key, Any]]) -> dict[Key, dict[Key, Any]]:
+    """The answers without the missing ones (``None``, NaN); a multi-label answer as a frozenset of labels (a lone
+    string is one label)."""
+    table: dict[Key, dict[Key, Any]] = {}
+    for item, row in answers.items():
+        kept: dict[Key, Any] = {}
+        for reviewer, value in row.items():
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                continue
+            if kind is QuestionKind.MULTI_LABEL:
+                kept[reviewer] = frozenset([value] if isinstance(value, str) else value)
+            else:
+                kept[reviewer] = value
+        if kept:
+            table[item] = kept
+    return table
+
+
+def _domain(kind: QuestionKind, seen: Iterable[Any], options: Sequence[Any] | None) -> list[Any]:
+    """The values in order: ``options`` first, then any other value seen (sorted where they can be)."""
+    if kind is QuestionKind.BOOLEAN and options is None:
+        options = [False, True]
+    listed = list(dict.fromkeys(options or []))
+    extra = [value for value in dict.fromkeys(seen) if value not in set(listed)]
+    try:
+        extra.sort()
+    except TypeError:
+        extra.sort(key=repr)
+    return listed + extra
+
+
+def _sorted_keys(keys: Iterable[Key]) -> list[Key]:
+    """Reviewer (or label) keys in a stable order: numbers by value, then everything else by its text."""
+
+    def order(key: Key) -> tuple[int, float, str]:
+        if isinstance(key, int | float) and not isinstance(key, bool):
+            return (0, float(key), "")
+        return (1, 0.0, str(key))
+
+    return sorted(keys, key=order)
+
+
+def _alpha(
+    table: Mapping[Key, Mapping[Key, Any]],
+    reviewers: Sequence[Key],
+    domain: Sequence[Any],
+    level: str,
+) -> tuple[float | None, str | None]:
+    """Krippendorff's alpha over the table, or ``None`` and why it is undefined."""
+    if not table:
+        return None, NO_ANSWERS
+    if len(reviewers) < 2:
+        return None, ONE_REVIEWER
+    pairable = [row for row in table.values() if len(row) >= 2]
+    if not pairable:
+        return None, NO_OVERLAP
+    if len({value for row in pairable for value in row.values()}) < 2:
+        return None, NO_VARIATION
+    code = {value: index for index, value in enumerate(domain)}
+    # Rows are reviewers, columns items; only pairable items (the others carry no information for alpha).
+    data = np.full((len(reviewers), len(pairable)), np.nan)
+    position = {reviewer: index for index, reviewer in enumerate(reviewers)}
+    for column, row in enumerate(pairable):
+        for reviewer, value in row.items():
+            data[position[reviewer], column] = code[value]
+    value = krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=list(range(len(domain))))
+    return float(value), None
+
+
+def _pairs(
+    table: Mapping[Key, Mapping[Key, Any]],
+    reviewers: Sequence[Key],
+    *,
+    domain: Sequence[Any] | None,
+    min_items: int,
+) -> list[PairAgreement]:
+    """Cohen's kappa and percent agreement for each pair of reviewers (in sorted order)."""
+    pairs = []
+    for first, second in itertools.combinations(reviewers, 2):
+        shared = [(row[first], row[second]) for row in table.values() if first in row and second in row]
+        n_items = len(shared)
+        meaningful = n_items >= min_items
+        if not shared:
+            pairs.append(PairAgreement((first, second), 0, None, None, meaningful, PAIR_NO_OVERLAP))
+            continue
+        percent = sum(1 for a, b in shared if a == b) / n_items
+        values = domain if domain is not None else list(dict.fromkeys(v for pair in shared for v in pair))
+        if len({v for pair in shared for v in pair}) < 2:
+            pairs.append(PairAgreement((first, second), n_items, None, percent, meaningful, NO_VARIATION))
+            continue
+        code = {value: index for index, value in enumerate(values)}
+        kappa = cohen_kappa_score(
+            [code[a] for a, _ in shared], [code[b] for _, b in shared], labels=list(range(len(values)))
+        )
+        pairs.append(PairAgreement((first, second), n_items, float(kappa), percent, meaningful))
+    return pairs
+
+
+def _label_agreement(
+    label: Key,
+    table: Mapping[Key, Mapping[Key, frozenset[Any]]],
+    reviewers: Sequence[Key],
+    n_items: int,
+    n_answers: int,
+    min_items: int,
+) -> LabelAgreement:
+    """One label as a yes/no question: every reviewer who answered says whether they chose it."""
+    chosen = {item: {reviewer: label in labels for reviewer, labels in row.items()} for item, row in table.items()}
+    alpha, reason = _alpha(chosen, reviewers, [False, True], "nominal")
+    return LabelAgreement(
+        label=label,
+        alpha=alpha,
+        alpha_reason=reason,
+        n_items=n_items,
+        n_answers=n_answers,
+        meaningful=n_items >= min_items,
+        pairs=_pairs(chosen, reviewers, domain=[False, True], min_items=min_items),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The chart
+
+
+def agreement_chart_rows(questions: Mapping[str, QuestionAgreement]) -> list[tuple[str, float]]:
+    """Rows for the dashboard's bar chart partial (templates/jinja2/chats/_bar_chart.html): one
+    ``(label, alpha)`` per question in the given order, one per label (``"question: label"``) for a multi-label
+    question, alpha rounded to 2 places; a figure over too few items (not ``meaningful``) says so in its label
+    (``"tone (n=4, too few)"``); an undefined one is left out.
+
+    That partial scales bars to the largest value and draws a value at or below 0 as a stub: for a fixed -1..1
+    scale use ``agreement_chart_layout`` (same keys as the partial's ``bar_chart_layout``)."""
+    rows: list[tuple[str, float]] = []
+    for name, question in questions.items():
+        if question.kind is QuestionKind.MULTI_LABEL:
+            for label in question.per_label.values():
+                if label.alpha is not None:
+                    rows.append(
+                        (_row_label(f"{name}: {label.label}", label.n_items, label.meaningful), round(label.alpha, 2))
+                    )
+        elif question.alpha is not None:
+            rows.append((_row_label(name, question.n_items, question.meaningful), round(question.alpha, 2)))
+    return rows
+
+
+def _row_label(name: str, n_items: int, meaningful: bool) -> str:
+    return name if meaningful else f"{name} (n={n_items}, too few)"
+
+
+def agreement_chart_layout(rows: Sequence[tuple[str, float]]) -> dict[str, Any]:
+    """The geometry of a horizontal agreement chart on a fixed -1..1 scale with its zero line, with the keys of
+    ``chats.jinja2.bar_chart_layout`` (so the ``_bar_chart.html`` markup fits) plus ``x`` per bar (where a bar
+    starts: left of the zero line for a negative value) and ``zero_x``. Values are clamped to -1..1."""
+    bar_height, gap, label_width, bar_area = 22, 6, 190, 260
+    half = bar_area / 2
+    zero_x = label_width + half
+    bars = []
+    for index, (name, raw) in enumerate(rows):
+        value = min(max(float(raw), -1.0), 1.0)
+        width = round(half * abs(value))
+        if value and not width:
+            width = 2
+        x = zero_x - width if value < 0 else zero_x
+        bars.append(
+            {
+                "label": name if len(name) <= 28 else name[:27] + "…",
+                "full_label": name,
+                "count": raw,
+                "x": x,
+                "y": index * (bar_height + gap),
+                "text_y": index * (bar_height + gap) + bar_height * 0.7,
+                "width": width,
+                "count_x": (x + width + 6) if value >= 0 else zero_x + 6,
+            }
+        )
+    return {
+        "bars": bars,
+        "label_width": label_width,
+        "label_x": label_width - 8,
+        "zero_x": zero_x,
+        "width": label_width + bar_area + 60,
+        "height": max(len(rows) * (bar_height + gap), bar_height),
+        "bar_height": bar_height,
+    }
