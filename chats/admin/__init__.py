@@ -14,7 +14,7 @@ Where things live (importing this package registers every admin):
 - ``receipts``: ingestion receipts (their payload shown and downloadable, old payloads removed by an action),
   the payloads themselves, and the bytes each key sent per day;
 - ``feedback``: labels, feedback and the labels given in it;
-- ``audit``: the audit log;
+- ``audit``: the audit log, and the read audit (who opened which conversation);
 - ``users``: users, groups and the admin's own password change, audited;
 - ``signin``: failed sign-ins (django-axes' records) and unlocking a user name, audited.
 

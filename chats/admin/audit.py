@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString
 
 from chats.admin.base import ReadOnlyAdmin
 from chats.diffs import field_changes
-from chats.models import AuditEvent
+from chats.models import AuditEvent, ConversationView
 from chats.selectors.audit import audit_chain_last_verification
 
 # The admin pages of the targets named by their primary key.
@@ -147,3 +147,13 @@ class AuditEventAdmin(ReadOnlyAdmin):
             {"changes": field_changes(event.before, event.after)},
             using="django",
         )
+
+
+@admin.register(ConversationView)
+class ConversationViewAdmin(ReadOnlyAdmin):
+    """Who opened which conversation (the read audit): read-only, pruned by ``prune_view_events`` only."""
+
+    list_display = ["created_at", "viewer_name", "via", "conversation_uuid"]
+    list_filter = ["via", "created_at"]
+    search_fields = ["viewer_name", "=conversation_uuid"]
+    raw_id_fields = ["viewer"]

@@ -23,9 +23,10 @@ from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth.models import User
+from django.urls import reverse
 from playwright.sync_api import Error as PlaywrightError
 
-from chats.models import AuditEvent, Conversation, Feedback, Label, Message
+from chats.models import AuditEvent, Conversation, Feedback, InjectedArtifact, Label, Message
 from chats.services.feedback import feedback_submit
 from chats.services.sources import api_key_create, source_get_or_create
 from tests.browser.conftest import Problems, sign_in
@@ -361,6 +362,7 @@ def test_every_payload_in_every_field_stays_inert_on_every_page(
     inspector.about = "all payloads"
     inspector.open("/")
     inspector.open("/conversations/", narrow=True)
+    inspector.open("/artifacts/", narrow=True)
     for name, payload in hostile.cases():
         inspector.about = name
         item = stored[name]
@@ -384,6 +386,9 @@ def test_every_payload_in_every_field_stays_inert_on_every_page(
             shown = inspector.page.locator("#fb-conversation-comment").input_value()
             inspector.expect(shown == payload, thread, "the comment broke out of its textarea")
         inspector.open(item.chat_history.get_absolute_url(), narrow=True)
+        # The payload as an artifact id: its page, its versions and their diff.
+        if InjectedArtifact.objects.filter(artifact_id=payload).exists():
+            inspector.open(reverse("chats:artifact_detail", args=[payload]), narrow=True)
         # The fragment htmx swaps in, opened on its own: a bare piece of HTML without the site's stylesheet, so its
         # layout is checked where it is shown (above), not here.
         inspector.open(
@@ -397,9 +402,13 @@ def test_every_payload_in_every_field_stays_inert_on_every_page(
     inspector.about = "all payloads"
     for changelist in ["conversation", "source", "label", "feedback", "auditevent"]:
         inspector.open(f"/admin/chats/{changelist}/")
+    inspector.open("/audit/", narrow=True)
     for name, payload in hostile.cases():
         inspector.about = name
         item = stored[name]
+        # What an auditor reads: the thread with its Activity panel, and an event with its diff.
+        inspector.open(item.record_qa.get_absolute_url(), narrow=True)
+        inspector.open(f"/audit/{item.audit_event.pk}/", narrow=True)
         of_conversation = f"conversation__id__exact={item.record_qa.pk}"
         for model in ["message", "toolcall", "injectedartifact"]:
             path = f"/admin/chats/{model}/?{of_conversation}"
