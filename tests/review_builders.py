@@ -47,7 +47,7 @@ ANSWERS: dict[str, Any] = {
 
 def make_lead(username: str = "lena") -> User:
     user = User.objects.create_user(username=username, password="correct horse battery staple")
-    user.groups.add(Group.objects.get(name="Leads"))
+    user.groups.add(Group.objects.get_or_create(name="Leads")[0])
     return user
 
 

@@ -55,8 +55,6 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
 
 LEASE_DURATION = timedelta(minutes=30)
 ASSIGNMENT_DURATION = timedelta(hours=24)
-# Candidates locked in turn by item_lease_next before it gives up (each one another reviewer filled meanwhile).
-LEASE_ATTEMPTS = 50
 ADD_BATCH = 2000
 
 
@@ -195,7 +193,7 @@ def _others_holding(item_ref: Any, reviewer: User, now: datetime) -> Any:
 
 
 def _free_slots(item: QueueItem, reviewer: User, now: datetime) -> int:
-    """The item's slots left for `reviewer`, counted afresh (the caller holds the item's row lock)."""
+    """The item's slots left for `reviewer`, counted afresh (the caller holds its queue's row lock)."""
     submitted = item.reviews.filter(state=ReviewState.SUBMITTED).count()
     held = Lease.objects.filter(item=item, expires_at__gt=now).exclude(reviewer=reviewer).count()
     return item.queue.reviews_per_item - submitted - held
@@ -225,9 +223,12 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
     already, or else the oldest that still needs reviews (submitted reviews and others' unexpired leases take its
     slots) and that they have not reviewed. None when there is none.
 
-    Race-free: a candidate's row is locked (skipping rows other callers hold), and its free slots are counted
-    again under the lock, in a statement that sees every lease committed before the lock was granted."""
+    Race-free: the queue's row is locked first (as review_submit does), and the slots are counted after the lock
+    is granted, in a statement that sees every lease committed before. Locking items with SKIP LOCKED instead
+    answers None to a caller who finds every item held by others at that instant, though slots are free; and the
+    audit chain serializes audited writes to commit anyway, so the queue's lock costs no concurrency."""
     _ensure_member(queue, reviewer)
+    queue = Queue.objects.select_for_update().get(pk=queue.pk)
     now = timezone.now()
     until = now + LEASE_DURATION
     held = (
@@ -236,32 +237,20 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
         .order_by("created_at", "id")
         .first()
     )
-    if held is not None:
-        _lease(actor=reviewer, item=held, reviewer=reviewer, until=until, action="queue_item.leased")
-        return held
-    submitted = Review.objects.filter(item=OuterRef("pk"), state=ReviewState.SUBMITTED)
-    candidates = (
-        QueueItem.objects.filter(queue=queue, submitted_count__lt=queue.reviews_per_item)
-        .exclude(Exists(submitted.filter(reviewer=reviewer)))
-        .annotate(others=Coalesce(_others_holding(OuterRef("pk"), reviewer, now), 0))
-        .filter(others__lt=queue.reviews_per_item - F("submitted_count"))
-        .order_by("created_at", "id")
-    )
-    skipped: list[int] = []
-    for _ in range(LEASE_ATTEMPTS):
-        item = (
-            candidates.exclude(pk__in=skipped)
-            .select_for_update(skip_locked=True, of=("self",))
-            .select_related("queue")
+    if held is None:
+        submitted = Review.objects.filter(item=OuterRef("pk"), state=ReviewState.SUBMITTED)
+        held = (
+            QueueItem.objects.filter(queue=queue, submitted_count__lt=queue.reviews_per_item)
+            .exclude(Exists(submitted.filter(reviewer=reviewer)))
+            .annotate(others=Coalesce(_others_holding(OuterRef("pk"), reviewer, now), 0))
+            .filter(others__lt=queue.reviews_per_item - F("submitted_count"))
+            .order_by("created_at", "id")
             .first()
         )
-        if item is None:
-            return None
-        if _free_slots(item, reviewer, now) > 0:
-            _lease(actor=reviewer, item=item, reviewer=reviewer, until=until, action="queue_item.leased")
-            return item
-        skipped.append(item.pk)
-    return None
+    if held is None:
+        return None
+    _lease(actor=reviewer, item=held, reviewer=reviewer, until=until, action="queue_item.leased")
+    return held
 
 
 @audited_write
@@ -333,7 +322,8 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
     hold the item, or the item must still have a free slot."""
     _ensure_member(item.queue, reviewer)
     rubric, answers = _review_answers(item, answers, complete=True)
-    item = QueueItem.objects.select_for_update().select_related("queue").get(pk=item.pk)
+    Queue.objects.select_for_update().filter(pk=item.queue_id).first()  # the lock item_lease_next takes
+    item = QueueItem.objects.select_related("queue").get(pk=item.pk)
     now = timezone.now()
     review = Review.objects.filter(item=item, reviewer=reviewer).first()
     if review is not None and review.state == ReviewState.SUBMITTED:
