@@ -757,6 +757,71 @@ def lead_resolves_an_item(w: World) -> list[dict[str, Any]]:
     ]
 
 
+@write_path("POST api:queue-list", "service queue_create")
+def api_creates_a_queue(w: World) -> list[dict[str, Any]]:
+    body = {"name": "Answers", "questions": REVIEW_QUESTIONS, "members": [w.reviewer.username]}
+    response = w.api(w.admin).post("/api/v1/queues/", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 201
+    after = {
+        "name": "Answers",
+        "instructions": "",
+        "reviews_per_item": 1,
+        "members": [w.reviewer.username],
+        "rubric_version": 1,
+        "questions": REVIEW_QUESTIONS,
+    }
+    return [expect("queue.created", w.admin, "queue", response.json()["id"], after=after)]
+
+
+@write_path("POST api:queue-items", "service queue_add_conversations")
+def api_adds_conversations_to_a_queue_by_filters(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    body = {"filters": {"source": w.source.name}}
+    response = w.api(w.admin).post(
+        f"/api/v1/queues/{queue.pk}/items/", data=json.dumps(body), content_type="application/json"
+    )
+    assert response.json() == {"added": 1}
+    return [expect("queue.items_added", w.admin, "queue", queue.pk, after={"added": 1})]
+
+
+@write_path("POST api:queue-next", "service item_lease_next")
+def api_leases_the_next_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    assert w.api(w.reviewer).post(f"/api/v1/queues/{queue.pk}/next/").status_code == 200
+    return [_lease_row(w, queue, "queue_item.leased", w.reviewer)]
+
+
+@write_path("POST api:queue-item-reviews", "service review_submit")
+def api_submits_a_review(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    item = QueueItem.objects.get(queue=queue)
+    response = w.api(w.reviewer).post(
+        f"/api/v1/queues/{queue.pk}/items/{item.pk}/reviews/",
+        data=json.dumps({"answers": {"correct": "yes"}}),
+        content_type="application/json",
+    )
+    assert response.status_code == 201
+    after = {"item": item.pk, "rubric_version": 1, "answers": {"correct": "yes"}}
+    review_id = response.json()["id"]
+    return [expect("review.submitted", w.reviewer, "review", review_id, after=after, conversation=w.conversation.uuid)]
+
+
+@write_path("POST api:queue-item-resolution", "service item_resolve")
+def api_resolves_an_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    item = QueueItem.objects.get(queue=queue)
+    response = w.api(w.admin).post(
+        f"/api/v1/queues/{queue.pk}/items/{item.pk}/resolution/",
+        data=json.dumps({"answers": {"correct": "no"}, "correction": "Right."}),
+        content_type="application/json",
+    )
+    assert response.status_code == 200
+    after = {"rubric_version": 1, "answers": {"correct": "no"}, "correction": "Right."}
+    return [
+        expect("queue_item.resolved", w.admin, "queue_item", item.pk, after=after, conversation=w.conversation.uuid)
+    ]
+
+
 # --- The admin: keys, sources, labels, feedback
 
 
