@@ -155,7 +155,14 @@ LEAD_PERMISSIONS = [
     "add_resolution",
     "change_resolution",
 ]
-AUDITOR_PERMISSIONS = ["view_queue", "view_rubricversion", "view_queueitem", "view_review", "view_resolution"]
+AUDITOR_PERMISSIONS = [
+    "view_queue",
+    "view_rubricversion",
+    "view_queueitem",
+    "view_lease",
+    "view_review",
+    "view_resolution",
+]
 
 
 def create_leads(apps, schema_editor):

@@ -56,11 +56,18 @@ from chats.models import (
     ReceiptPayload,
     Resolution,
     Review,
+    RubricVersion,
     Source,
     ToolCall,
 )
 from chats.services.feedback import feedback_submit
-from chats.services.review import item_resolve, queue_add_conversations, queue_create
+from chats.services.review import (
+    item_assign,
+    item_resolve,
+    queue_add_conversations,
+    queue_create,
+    review_save_draft,
+)
 from chats.services.sources import api_key_create
 from chats.throttling import ingest_quota_charge
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
@@ -730,6 +737,12 @@ EXPECTED: dict[str, dict[str, Row]] = {
 }
 # fmt: on
 
+# Team review in the admin: read-only like the audit log, and shown to auditors (who have its view permissions).
+for _model in ("queue", "rubricversion", "queueitem", "lease", "review", "resolution"):
+    for _suffix in ("changelist", "add", "change", "delete", "history"):
+        EXPECTED[f"admin:chats_{_model}_{_suffix}"] = EXPECTED[f"admin:chats_auditevent_{_suffix}"]
+    EXPECTED[f"admin/chats/{_model}/<path:object_id>/"] = EXPECTED["admin/chats/auditevent/<path:object_id>/"]
+
 # --------------------------------------------------------------------------------------------------------------
 # The URL configuration, enumerated
 
@@ -863,14 +876,21 @@ def build_world() -> World:
         "superuser": User.objects.create_superuser(username="root", password=PASSWORD),
     }
     leaver = _user("leaver")
+    member = _user("mia")  # works the queue: holds its item and has a draft review of it
     queue = queue_create(
-        actor=users["superuser"], name="Answers", questions=QUESTIONS, members=[reviewer, other_reviewer]
+        actor=users["superuser"],
+        name="Answers",
+        questions=QUESTIONS,
+        reviews_per_item=2,
+        members=[reviewer, other_reviewer, member],
     )
     queue_add_conversations(
         actor=users["superuser"], queue=queue, conversations=Conversation.objects.filter(pk=conversation.pk)
     )
     queue_item = QueueItem.objects.get(queue=queue)
     item_resolve(actor=users["superuser"], item=queue_item, answers={"correct": "yes"})
+    item_assign(actor=users["superuser"], item=queue_item, reviewer=member)
+    review_save_draft(reviewer=member, item=queue_item, answers={})
     spare_group = Group.objects.create(name="Spare role")
     found: dict[str, Model | None] = {
         "auth.user": leaver,
@@ -889,6 +909,12 @@ def build_world() -> World:
         "chats.feedback": feedback,
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
         "chats.auditevent": AuditEvent.objects.order_by("id").first(),
+        "chats.queue": queue,
+        "chats.rubricversion": RubricVersion.objects.get(queue=queue),
+        "chats.queueitem": queue_item,
+        "chats.lease": Lease.objects.get(item=queue_item),
+        "chats.review": Review.objects.get(item=queue_item),
+        "chats.resolution": Resolution.objects.get(item=queue_item),
         "axes.accessattempt": AccessAttempt.objects.create(
             username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
         ),
