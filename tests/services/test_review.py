@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -97,11 +97,24 @@ def test_answers_are_checked_against_the_rubric_with_paths() -> None:
 # --- roles
 
 
-def test_leads_lead_queues_and_reviewers_do_not(reviewer: User, admin_user: User) -> None:
+def test_leads_lead_queues_and_reviewers_do_not(
+    reviewer: User, admin_user: User, auditor: User, django_assert_num_queries: Any
+) -> None:
     lead = make_lead()
-    assert person_roles(lead).can_lead and person_roles(lead).can_read
+    with django_assert_num_queries(1):  # the person's groups
+        roles = person_roles(lead)
+    assert roles.can_lead and roles.can_read and not roles.can_write and not roles.can_audit
+    assert not person_roles(auditor).can_lead
     assert person_roles(admin_user).can_lead
     assert not person_roles(reviewer).can_lead
+
+
+def test_the_leads_role_is_created_with_the_queues_permissions() -> None:
+    leads = Group.objects.get(name="Leads")
+    codenames = set(leads.permissions.values_list("codename", flat=True))
+    assert {"add_queue", "change_queue", "view_review", "add_resolution", "view_conversation"} <= codenames
+    auditors = set(Group.objects.get(name="Auditors").permissions.values_list("codename", flat=True))
+    assert {"view_queue", "view_review", "view_resolution"} <= auditors and "add_queue" not in auditors
 
 
 # --- queues and rubric versions
