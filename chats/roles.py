@@ -7,6 +7,7 @@ from typing import Any
 
 REVIEWERS = "Reviewers"
 AUDITORS = "Auditors"
+LEADS = "Leads"
 
 
 @dataclass(frozen=True)
@@ -14,22 +15,25 @@ class Roles:
     can_read: bool
     can_write: bool
     can_audit: bool = False  # the audit section and a conversation's activity
+    can_lead: bool = False  # review queues: create and edit them, assign items, adjudicate
 
 
 NONE = Roles(can_read=False, can_write=False)
 
 
 def person_roles(user: Any) -> Roles:
-    """Reading: Reviewers, Auditors and staff. Writing (feedback, review status): Reviewers and superusers.
+    """Reading: Reviewers, Auditors, Leads and staff. Writing (feedback, review status): Reviewers and superusers.
     Auditing (the audit log, who read what): Auditors, staff and superusers, not Reviewers.
+    Leading review queues (creating and editing them, assigning items, adjudicating): Leads and superusers.
     One query, for the person's groups."""
     if user is None or not user.is_authenticated or not user.is_active:
         return NONE
     groups = set(user.groups.values_list("name", flat=True))
     return Roles(
-        can_read=bool(user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS}),
+        can_read=bool(user.is_staff or user.is_superuser or groups & {REVIEWERS, AUDITORS, LEADS}),
         can_write=bool(user.is_superuser or REVIEWERS in groups),
         can_audit=bool(user.is_staff or user.is_superuser or AUDITORS in groups),
+        can_lead=bool(user.is_superuser or LEADS in groups),
     )
 
 

@@ -15,13 +15,14 @@ Where things live (importing this package registers every admin):
   the payloads themselves, and the bytes each key sent per day;
 - ``feedback``: labels, feedback and the labels given in it;
 - ``audit``: the audit log, and the read audit (who opened which conversation);
+- ``review``: team review queues, rubric versions, items, leases, reviews and resolutions, read-only;
 - ``users``: users, groups and the admin's own password change, audited;
 - ``signin``: failed sign-ins (django-axes' records) and unlocking a user name, audited.
 
 Tables shown inside a page are templates under ``templates/admin/chats/``.
 """
 
-from chats.admin import audit, conversations, feedback, receipts, signin, sources, users
+from chats.admin import audit, conversations, feedback, receipts, review, signin, sources, users
 from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "conversations",
     "feedback",
     "receipts",
+    "review",
     "signin",
     "sources",
     "users",

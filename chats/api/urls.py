@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
-from chats.api import docs, ingest_views, views
+from chats.api import docs, ingest_views, review_views, views
 
 app_name = "api"
 
@@ -21,6 +21,17 @@ urlpatterns = [
     path("labels/", views.LabelListView.as_view(), name="labels"),
     path("export/", views.BulkExportView.as_view(), name="export"),
     path("export/artifacts/", views.ArtifactExportView.as_view(), name="artifacts-export"),
+    path("queues/", review_views.QueueListView.as_view(), name="queue-list"),
+    path("queues/<int:pk>/items/", review_views.QueueItemListView.as_view(), name="queue-items"),
+    path("queues/<int:pk>/next/", review_views.QueueNextView.as_view(), name="queue-next"),
+    path(
+        "queues/<int:pk>/items/<int:item>/reviews/", review_views.ItemReviewsView.as_view(), name="queue-item-reviews"
+    ),
+    path(
+        "queues/<int:pk>/items/<int:item>/resolution/",
+        review_views.ItemResolutionView.as_view(),
+        name="queue-item-resolution",
+    ),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", docs.SwaggerDocsView.as_view(url_name="api:schema"), name="docs"),
     *router.urls,

@@ -6,6 +6,7 @@
 - ``feedback``: the label taxonomy and the feedback given on conversations and messages.
 - ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, the audit log,
   and who viewed a conversation.
+- ``review``: team review queues, their versioned rubrics, items, leases, reviews and resolutions.
 """
 
 from chats.models.conversations import (
@@ -38,11 +39,22 @@ from chats.models.records import (
     ShownPayload,
     ViewedVia,
 )
+from chats.models.review import (
+    MAX_REVIEWS_PER_ITEM,
+    Lease,
+    Queue,
+    QueueItem,
+    Resolution,
+    Review,
+    ReviewState,
+    RubricVersion,
+)
 from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
 
 __all__ = [
     "AUDIT_GENESIS_HASH",
     "AUDIT_VERIFIED_ACTION",
+    "MAX_REVIEWS_PER_ITEM",
     "SEARCH_DOCUMENT_SQL",
     "SEARCH_TEXT_LIMIT",
     "ApiKey",
@@ -62,11 +74,18 @@ __all__ = [
     "InjectedArtifact",
     "InputFormat",
     "Label",
+    "Lease",
     "Message",
     "Outcome",
+    "Queue",
+    "QueueItem",
     "ReceiptPayload",
+    "Resolution",
+    "Review",
+    "ReviewState",
     "ReviewStatus",
     "Role",
+    "RubricVersion",
     "Score",
     "Section",
     "ShownPayload",

@@ -1,12 +1,33 @@
-"""A conversation's review status (unreviewed, in review, reviewed, flagged), set by reviewers and audited."""
+"""Reviewing: a conversation's review status (unreviewed, in review, reviewed, flagged), set by reviewers; and team
+review queues (queues and their versioned rubrics, items, leases, reviews, resolutions). Every write is audited."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import User
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any, cast
 
-from chats.errors import InvalidInput
-from chats.models import Conversation, ReviewStatus
-from chats.services.audit import audit_record, audited_write
+from django.contrib.auth.models import User
+from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from chats.errors import InvalidInput, NotAllowed
+from chats.models import (
+    MAX_REVIEWS_PER_ITEM,
+    Conversation,
+    Lease,
+    Queue,
+    QueueItem,
+    Resolution,
+    Review,
+    ReviewState,
+    ReviewStatus,
+    RubricVersion,
+)
+from chats.review.rubric import answers_errors, rubric_errors
+from chats.selectors.review import current_rubric
+from chats.services.audit import audit_record, audited_write, jsonable
 
 
 @audited_write
@@ -28,3 +49,335 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
         after={"review_status": status},
     )
     return True
+
+
+# --- Team review: queues, rubrics, items, leases, reviews and resolutions ---------------------------------------
+
+LEASE_DURATION = timedelta(minutes=30)
+ASSIGNMENT_DURATION = timedelta(hours=24)
+ADD_BATCH = 2000
+
+
+def _checked_rubric(questions: Any) -> list[dict[str, Any]]:
+    errors = rubric_errors(questions)
+    if errors:
+        raise InvalidInput(errors)
+    return cast(list[dict[str, Any]], questions)
+
+
+def _checked_reviews_per_item(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_REVIEWS_PER_ITEM:
+        raise InvalidInput([{"path": "/reviews_per_item", "message": f"must be from 1 to {MAX_REVIEWS_PER_ITEM}"}])
+    return value
+
+
+def _checked_name(name: Any, queue: Queue | None = None) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise InvalidInput([{"path": "/name", "message": "must be a non-empty string of at most 200 characters"}])
+    taken = Queue.objects.filter(name=name.strip())
+    if queue is not None:
+        taken = taken.exclude(pk=queue.pk)
+    if taken.exists():
+        raise InvalidInput([{"path": "/name", "message": "a queue already has this name"}])
+    return name.strip()
+
+
+def _queue_state(queue: Queue, rubric: RubricVersion) -> dict[str, Any]:
+    return {
+        "name": queue.name,
+        "instructions": queue.instructions,
+        "reviews_per_item": queue.reviews_per_item,
+        "members": sorted(queue.members.values_list("username", flat=True)),
+        "rubric_version": rubric.version,
+        "questions": rubric.questions,
+    }
+
+
+@audited_write
+def queue_create(
+    *,
+    actor: User,
+    name: str,
+    questions: list[dict[str, Any]],
+    instructions: str = "",
+    reviews_per_item: int = 1,
+    members: Iterable[User] = (),
+) -> Queue:
+    """A new queue with its rubric's first version."""
+    queue = Queue.objects.create(
+        name=_checked_name(name),
+        instructions=instructions,
+        reviews_per_item=_checked_reviews_per_item(reviews_per_item),
+        created_by=actor,
+    )
+    rubric = RubricVersion.objects.create(queue=queue, version=1, questions=_checked_rubric(questions))
+    queue.members.set(list(members))
+    audit_record(
+        actor=actor, action="queue.created", target_type="queue", target_id=queue.pk, after=_queue_state(queue, rubric)
+    )
+    return queue
+
+
+@audited_write
+def queue_update(
+    *,
+    actor: User,
+    queue: Queue,
+    name: str | None = None,
+    instructions: str | None = None,
+    reviews_per_item: int | None = None,
+    questions: list[dict[str, Any]] | None = None,
+    members: Iterable[User] | None = None,
+) -> bool:
+    """Change what is given. A changed rubric with reviews under its current version becomes a new version (the
+    reviews keep theirs); without reviews, the current version is changed. Whether anything changed."""
+    queue = Queue.objects.select_for_update().get(pk=queue.pk)
+    rubric = current_rubric(queue)
+    before = _queue_state(queue, rubric)
+    if name is not None:
+        queue.name = _checked_name(name, queue)
+    if instructions is not None:
+        queue.instructions = instructions
+    if reviews_per_item is not None:
+        queue.reviews_per_item = _checked_reviews_per_item(reviews_per_item)
+    queue.save(update_fields=["name", "instructions", "reviews_per_item"])
+    if questions is not None and _checked_rubric(questions) != rubric.questions:
+        if rubric.reviews.exists() or rubric.resolutions.exists():
+            rubric = RubricVersion.objects.create(queue=queue, version=rubric.version + 1, questions=questions)
+        else:
+            rubric.questions = questions
+            rubric.save(update_fields=["questions"])
+    if members is not None:
+        queue.members.set(list(members))
+    after = _queue_state(queue, rubric)
+    changed = [key for key in after if after[key] != before[key]]
+    if not changed:
+        return False
+    audit_record(
+        actor=actor,
+        action="queue.updated",
+        target_type="queue",
+        target_id=queue.pk,
+        before={key: before[key] for key in changed},
+        after={key: after[key] for key in changed},
+    )
+    return True
+
+
+@audited_write
+def queue_add_conversations(*, actor: User, queue: Queue, conversations: QuerySet[Conversation]) -> int:
+    """Add every conversation of `conversations` (set-based; those already in the queue are left as they are).
+    How many were added."""
+    before = queue.items.count()
+    now = timezone.now()
+    ids = conversations.order_by().values_list("pk", flat=True)
+    batch: list[QueueItem] = []
+    for conversation_id in ids.iterator(chunk_size=ADD_BATCH):
+        batch.append(QueueItem(queue=queue, conversation_id=conversation_id, created_at=now))
+        if len(batch) >= ADD_BATCH:
+            QueueItem.objects.bulk_create(batch, ignore_conflicts=True)
+            batch = []
+    if batch:
+        QueueItem.objects.bulk_create(batch, ignore_conflicts=True)
+    added = queue.items.count() - before
+    if added:
+        audit_record(
+            actor=actor, action="queue.items_added", target_type="queue", target_id=queue.pk, after={"added": added}
+        )
+    return added
+
+
+def _others_holding(item_ref: Any, reviewer: User, now: datetime) -> Any:
+    held = Lease.objects.filter(item=item_ref, expires_at__gt=now).exclude(reviewer=reviewer)
+    return Subquery(held.order_by().values("item").annotate(n=Count("pk")).values("n")[:1])
+
+
+def _free_slots(item: QueueItem, reviewer: User, now: datetime) -> int:
+    """The item's slots left for `reviewer`, counted afresh (the caller holds its queue's row lock)."""
+    submitted = item.reviews.filter(state=ReviewState.SUBMITTED).count()
+    held = Lease.objects.filter(item=item, expires_at__gt=now).exclude(reviewer=reviewer).count()
+    return item.queue.reviews_per_item - submitted - held
+
+
+def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, action: str) -> Lease:
+    lease, _ = Lease.objects.update_or_create(item=item, reviewer=reviewer, defaults={"expires_at": until})
+    audit_record(
+        actor=actor,
+        action=action,
+        target_type="queue_item",
+        target_id=item.pk,
+        conversation_uuid=item.conversation.uuid,
+        after={"reviewer": reviewer.get_username(), "expires_at": jsonable(until)},
+    )
+    return lease
+
+
+def _ensure_member(queue: Queue, reviewer: User) -> None:
+    if not queue.members.filter(pk=reviewer.pk).exists():
+        raise NotAllowed(f"{reviewer.get_username()} is not a member of the queue {queue.name!r}.")
+
+
+@audited_write
+def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
+    """The item `reviewer` should review next in `queue`, held for them for LEASE_DURATION: the one they hold
+    already, or else the oldest that still needs reviews (submitted reviews and others' unexpired leases take its
+    slots) and that they have not reviewed. None when there is none.
+
+    Race-free: the queue's row is locked first (as review_submit does), and the slots are counted after the lock
+    is granted, in a statement that sees every lease committed before. Locking items with SKIP LOCKED instead
+    answers None to a caller who finds every item held by others at that instant, though slots are free; and the
+    audit chain serializes audited writes to commit anyway, so the queue's lock costs no concurrency."""
+    _ensure_member(queue, reviewer)
+    queue = Queue.objects.select_for_update().get(pk=queue.pk)
+    now = timezone.now()
+    until = now + LEASE_DURATION
+    held = (
+        QueueItem.objects.filter(queue=queue, leases__reviewer=reviewer, leases__expires_at__gt=now)
+        .exclude(reviews__reviewer=reviewer, reviews__state=ReviewState.SUBMITTED)
+        .order_by("created_at", "id")
+        .first()
+    )
+    if held is None:
+        submitted = Review.objects.filter(item=OuterRef("pk"), state=ReviewState.SUBMITTED)
+        held = (
+            QueueItem.objects.filter(queue=queue, submitted_count__lt=queue.reviews_per_item)
+            .exclude(Exists(submitted.filter(reviewer=reviewer)))
+            .annotate(others=Coalesce(_others_holding(OuterRef("pk"), reviewer, now), 0))
+            .filter(others__lt=queue.reviews_per_item - F("submitted_count"))
+            .order_by("created_at", "id")
+            .first()
+        )
+    if held is None:
+        return None
+    _lease(actor=reviewer, item=held, reviewer=reviewer, until=until, action="queue_item.leased")
+    return held
+
+
+@audited_write
+def item_assign(*, actor: User, item: QueueItem, reviewer: User) -> Lease:
+    """A lead hands an item to a member of its queue: a lease for ASSIGNMENT_DURATION, even over the item's slots."""
+    _ensure_member(item.queue, reviewer)
+    if item.reviews.filter(reviewer=reviewer, state=ReviewState.SUBMITTED).exists():
+        raise InvalidInput([{"path": "/reviewer", "message": "has already reviewed this item"}])
+    until = timezone.now() + ASSIGNMENT_DURATION
+    return _lease(actor=actor, item=item, reviewer=reviewer, until=until, action="queue_item.assigned")
+
+
+@audited_write
+def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) -> int:
+    """A lead frees an item's slots held by `reviewer` (by anyone when None). How many leases were released."""
+    leases = Lease.objects.filter(item=item)
+    if reviewer is not None:
+        leases = leases.filter(reviewer=reviewer)
+    holders = sorted(leases.values_list("reviewer__username", flat=True))
+    if not holders:
+        return 0
+    leases.delete()
+    audit_record(
+        actor=actor,
+        action="queue_item.released",
+        target_type="queue_item",
+        target_id=item.pk,
+        conversation_uuid=item.conversation.uuid,
+        before={"reviewers": holders},
+    )
+    return len(holders)
+
+
+def _review_answers(item: QueueItem, answers: Any, *, complete: bool) -> tuple[RubricVersion, dict[str, Any]]:
+    rubric = current_rubric(item.queue)
+    errors = answers_errors(rubric.questions, answers, complete=complete)
+    if errors:
+        raise InvalidInput(errors)
+    return rubric, cast(dict[str, Any], answers)
+
+
+@audited_write
+def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -> Review:
+    """Save `reviewer`'s answers so far (any subset) as a draft, under the queue's current rubric."""
+    _ensure_member(item.queue, reviewer)
+    rubric, answers = _review_answers(item, answers, complete=False)
+    review = Review.objects.select_for_update().filter(item=item, reviewer=reviewer).first()
+    if review is not None and review.state == ReviewState.SUBMITTED:
+        raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])
+    if review is None:
+        review = Review.objects.create(item=item, reviewer=reviewer, rubric_version=rubric, answers=answers)
+    else:
+        review.rubric_version, review.answers, review.updated_at = rubric, answers, timezone.now()
+        review.save(update_fields=["rubric_version", "answers", "updated_at"])
+    audit_record(
+        actor=reviewer,
+        action="review.draft_saved",
+        target_type="review",
+        target_id=review.pk,
+        conversation_uuid=item.conversation.uuid,
+        after={"item": item.pk, "rubric_version": rubric.version, "answers": answers},
+    )
+    return review
+
+
+@audited_write
+def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -> Review:
+    """Submit `reviewer`'s review of `item`, once: every question but the text ones answered. The reviewer must
+    hold the item, or the item must still have a free slot."""
+    _ensure_member(item.queue, reviewer)
+    rubric, answers = _review_answers(item, answers, complete=True)
+    Queue.objects.select_for_update().filter(pk=item.queue_id).first()  # the lock item_lease_next takes
+    item = QueueItem.objects.select_related("queue").get(pk=item.pk)
+    now = timezone.now()
+    review = Review.objects.filter(item=item, reviewer=reviewer).first()
+    if review is not None and review.state == ReviewState.SUBMITTED:
+        raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])
+    holds = Lease.objects.filter(item=item, reviewer=reviewer, expires_at__gt=now).exists()
+    if not holds and _free_slots(item, reviewer, now) <= 0:
+        raise InvalidInput([{"path": "/item", "message": "this item has all the reviews it needs"}])
+    values = {"rubric_version": rubric, "answers": answers, "state": ReviewState.SUBMITTED, "submitted_at": now}
+    if review is None:
+        review = Review.objects.create(item=item, reviewer=reviewer, **values)
+    else:
+        for field, value in values.items():
+            setattr(review, field, value)
+        review.updated_at = now
+        review.save(update_fields=[*values, "updated_at"])
+    Lease.objects.filter(item=item, reviewer=reviewer).delete()
+    QueueItem.objects.filter(pk=item.pk).update(submitted_count=F("submitted_count") + 1)
+    audit_record(
+        actor=reviewer,
+        action="review.submitted",
+        target_type="review",
+        target_id=review.pk,
+        conversation_uuid=item.conversation.uuid,
+        after={"item": item.pk, "rubric_version": rubric.version, "answers": answers},
+    )
+    return review
+
+
+@audited_write
+def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], correction: str = "") -> Resolution:
+    """A lead's gold answer for `item` (every question but the text ones), and the final correction; a later
+    resolution replaces it, with the previous answers in the event."""
+    rubric, answers = _review_answers(item, answers, complete=True)
+    if not isinstance(correction, str):
+        raise InvalidInput([{"path": "/correction", "message": "must be a string"}])
+    existing = Resolution.objects.select_for_update().filter(item=item).first()
+    before = None if existing is None else {"answers": existing.answers, "correction": existing.correction}
+    resolution, _ = Resolution.objects.update_or_create(
+        item=item,
+        defaults={
+            "lead": actor,
+            "rubric_version": rubric,
+            "answers": answers,
+            "correction": correction,
+            "created_at": timezone.now(),
+        },
+    )
+    audit_record(
+        actor=actor,
+        action="queue_item.resolved",
+        target_type="queue_item",
+        target_id=item.pk,
+        conversation_uuid=item.conversation.uuid,
+        before=before,
+        after={"rubric_version": rubric.version, "answers": answers, "correction": correction},
+    )
+    return resolution

@@ -10,6 +10,13 @@ from django.contrib.auth.models import User
 from chats.models import Conversation, Label, Source
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
+from chats.services.review import (
+    item_lease_next,
+    item_resolve,
+    queue_add_conversations,
+    queue_create,
+    review_save_draft,
+)
 from chats.services.sources import api_key_create, source_get_or_create
 from chats.throttling import ingest_quota_charge
 
@@ -79,10 +86,14 @@ def record_qa_conversation(source: Source, n: int = 0) -> Conversation:
     return result.conversation
 
 
+REVIEW_QUESTIONS = [{"key": "correct", "prompt": "Correct?", "type": "categorical", "options": ["yes", "no"]}]
+
+
 def world(count: int, reviewer: User) -> dict[str, Any]:
     """`count` of everything the admin lists: sources, keys (with a day's usage), conversations (Record QA
     documents: with messages, tool calls, artifacts, the ids their contexts list, receipts and their payloads),
-    labels, feedback with labels, and audit events."""
+    labels, feedback with labels, review queues (each with its conversation leased and reviewed in draft by the
+    reviewer, and resolved), and audit events."""
     made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
     for n in range(count):
         source, _ = source_get_or_create(name=f"source-{n}")
@@ -93,6 +104,12 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         feedback, _ = feedback_submit(
             author=reviewer, conversation=chat, score=1, labels=[label], comment=f"<script>{n}</script>"
         )
+        queue = queue_create(actor=reviewer, name=f"queue-{n}", questions=REVIEW_QUESTIONS, members=[reviewer])
+        queue_add_conversations(actor=reviewer, queue=queue, conversations=Conversation.objects.filter(pk=chat.pk))
+        item = item_lease_next(queue=queue, reviewer=reviewer)
+        assert item is not None
+        review_save_draft(reviewer=reviewer, item=item, answers={"correct": "no"})
+        item_resolve(actor=reviewer, item=item, answers={"correct": "yes"}, correction="<b>gold</b>")
         made["sources"].append(source)
         made["conversations"].append(chat)
         made["feedback"].append(feedback)

@@ -19,8 +19,14 @@ from chats.models import (
     IngestionReceipt,
     InjectedArtifact,
     Label,
+    Lease,
     Message,
+    Queue,
+    QueueItem,
     ReceiptPayload,
+    Resolution,
+    Review,
+    RubricVersion,
     Source,
     ToolCall,
 )
@@ -47,6 +53,12 @@ CHANGELIST_QUERIES = {
     "feedback": 4,  # + count, feedback with conversation, message and author
     "feedbacklabel": 5,  # + labels (filter), count, rows with feedback, label and conversation
     "auditevent": 7,  # + users (filter), count, events with actor, distinct actions (filter), last verification
+    "queue": 4,  # + count, queues with their creator
+    "rubricversion": 4,  # + count, versions with their queue
+    "queueitem": 4,  # + count, items with queue and conversation
+    "lease": 4,  # + count, leases with item and reviewer
+    "review": 4,  # + count, reviews with item and reviewer
+    "resolution": 4,  # + count, resolutions with item and lead
 }
 
 # Every change page: session, user, the object with its foreign keys, then:
@@ -65,6 +77,12 @@ CHANGE_PAGE_QUERIES = {
     "feedback": 4,  # its labels
     "feedbacklabel": 3,
     "auditevent": 3,
+    "queue": 5,  # its creator, its members
+    "rubricversion": 4,  # its queue
+    "queueitem": 5,  # its queue, its conversation
+    "lease": 5,  # its item, its reviewer
+    "review": 6,  # its item, its reviewer, its rubric version
+    "resolution": 6,  # its item, its lead, its rubric version
 }
 
 MODELS: dict[str, Any] = {
@@ -82,6 +100,12 @@ MODELS: dict[str, Any] = {
     "feedback": Feedback,
     "feedbacklabel": FeedbackLabel,
     "auditevent": AuditEvent,
+    "queue": Queue,
+    "rubricversion": RubricVersion,
+    "queueitem": QueueItem,
+    "lease": Lease,
+    "review": Review,
+    "resolution": Resolution,
 }
 
 

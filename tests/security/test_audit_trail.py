@@ -53,11 +53,16 @@ from chats.models import (
     Feedback,
     IngestionReceipt,
     Label,
+    Lease,
     Message,
+    Queue,
+    QueueItem,
+    RubricVersion,
     Source,
 )
 from chats.services import labels as label_services
-from chats.services.audit import CommandActor, audit_record, audited, in_audited_write
+from chats.services import review as review_services
+from chats.services.audit import CommandActor, audit_record, audit_scope, audited, in_audited_write
 from chats.services.bulk_writer import conversations_ingest_bulk
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
@@ -637,6 +642,184 @@ def audit_page_exports_the_log(w: World) -> list[dict[str, Any]]:
     b"".join(response.streaming_content)  # type: ignore[attr-defined]
     after = {"format": "csv", "filters": {"conversation": str(w.conversation.uuid)}, "up_to_id": last}
     return [expect("audit.exported", w.admin, "audit_log", "filtered", after=after)]
+
+
+# --- Team review: queues, items, leases, reviews and resolutions (services; the lead is the admin)
+
+REVIEW_QUESTIONS: list[dict[str, Any]] = [
+    {"key": "correct", "prompt": "Correct?", "type": "categorical", "options": ["yes", "no"], "target": "conversation"}
+]
+
+
+def _review_queue(w: World, reviews_per_item: int = 1) -> Queue:
+    """A queue of the world's conversation, worked by the reviewer; its own events are not the path's."""
+    with audit_scope():
+        queue = Queue.objects.create(name="Answers", reviews_per_item=reviews_per_item, created_by=w.admin)
+        RubricVersion.objects.create(queue=queue, version=1, questions=REVIEW_QUESTIONS)
+        queue.members.add(w.reviewer)
+        QueueItem.objects.create(queue=queue, conversation=w.conversation)
+    return queue
+
+
+def _lease_row(w: World, queue: Queue, action: str, actor: User) -> dict[str, Any]:
+    item = QueueItem.objects.get(queue=queue)
+    after = {"reviewer": w.reviewer.username, "expires_at": ANY}
+    return expect(action, actor, "queue_item", item.pk, after=after, conversation=w.conversation.uuid)
+
+
+@write_path("service queue_create")
+def lead_creates_a_queue(w: World) -> list[dict[str, Any]]:
+    queue = review_services.queue_create(
+        actor=w.admin, name="Answers", questions=REVIEW_QUESTIONS, reviews_per_item=2, members=[w.reviewer]
+    )
+    after = {
+        "name": "Answers",
+        "instructions": "",
+        "reviews_per_item": 2,
+        "members": [w.reviewer.username],
+        "rubric_version": 1,
+        "questions": REVIEW_QUESTIONS,
+    }
+    return [expect("queue.created", w.admin, "queue", queue.pk, after=after)]
+
+
+@write_path("service queue_update")
+def lead_changes_a_queue(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    assert review_services.queue_update(actor=w.admin, queue=queue, reviews_per_item=3, members=[])
+    before = {"reviews_per_item": 1, "members": [w.reviewer.username]}
+    after = {"reviews_per_item": 3, "members": []}
+    return [expect("queue.updated", w.admin, "queue", queue.pk, before=before, after=after)]
+
+
+@write_path("service queue_add_conversations")
+def lead_adds_conversations_to_a_queue(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    added = review_services.queue_add_conversations(
+        actor=w.admin, queue=queue, conversations=Conversation.objects.all()
+    )
+    assert added == 1  # the world's chat; its conversation was in the queue already
+    return [expect("queue.items_added", w.admin, "queue", queue.pk, after={"added": 1})]
+
+
+@write_path("service item_lease_next")
+def reviewer_leases_the_next_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    assert review_services.item_lease_next(queue=queue, reviewer=w.reviewer) is not None
+    return [_lease_row(w, queue, "queue_item.leased", w.reviewer)]
+
+
+@write_path("service item_assign")
+def lead_assigns_an_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    review_services.item_assign(actor=w.admin, item=QueueItem.objects.get(queue=queue), reviewer=w.reviewer)
+    return [_lease_row(w, queue, "queue_item.assigned", w.admin)]
+
+
+@write_path("service item_release")
+def lead_releases_an_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    item = QueueItem.objects.get(queue=queue)
+    with audit_scope():
+        Lease.objects.create(item=item, reviewer=w.reviewer, expires_at=timezone.now() + timedelta(minutes=5))
+    assert review_services.item_release(actor=w.admin, item=item) == 1
+    before = {"reviewers": [w.reviewer.username]}
+    return [
+        expect("queue_item.released", w.admin, "queue_item", item.pk, before=before, conversation=w.conversation.uuid)
+    ]
+
+
+@write_path("service review_save_draft")
+def reviewer_saves_a_draft_review(w: World) -> list[dict[str, Any]]:
+    item = QueueItem.objects.get(queue=_review_queue(w))
+    review = review_services.review_save_draft(reviewer=w.reviewer, item=item, answers={"correct": "no"})
+    after = {"item": item.pk, "rubric_version": 1, "answers": {"correct": "no"}}
+    return [
+        expect("review.draft_saved", w.reviewer, "review", review.pk, after=after, conversation=w.conversation.uuid)
+    ]
+
+
+@write_path("service review_submit")
+def reviewer_submits_a_review(w: World) -> list[dict[str, Any]]:
+    item = QueueItem.objects.get(queue=_review_queue(w))
+    review = review_services.review_submit(reviewer=w.reviewer, item=item, answers={"correct": "yes"})
+    after = {"item": item.pk, "rubric_version": 1, "answers": {"correct": "yes"}}
+    return [expect("review.submitted", w.reviewer, "review", review.pk, after=after, conversation=w.conversation.uuid)]
+
+
+@write_path("service item_resolve")
+def lead_resolves_an_item(w: World) -> list[dict[str, Any]]:
+    item = QueueItem.objects.get(queue=_review_queue(w))
+    review_services.item_resolve(actor=w.admin, item=item, answers={"correct": "no"}, correction="Use 58 °C.")
+    after = {"rubric_version": 1, "answers": {"correct": "no"}, "correction": "Use 58 °C."}
+    return [
+        expect("queue_item.resolved", w.admin, "queue_item", item.pk, after=after, conversation=w.conversation.uuid)
+    ]
+
+
+@write_path("POST api:queue-list", "service queue_create")
+def api_creates_a_queue(w: World) -> list[dict[str, Any]]:
+    body = {"name": "Answers", "questions": REVIEW_QUESTIONS, "members": [w.reviewer.username]}
+    response = w.api(w.admin).post("/api/v1/queues/", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 201
+    after = {
+        "name": "Answers",
+        "instructions": "",
+        "reviews_per_item": 1,
+        "members": [w.reviewer.username],
+        "rubric_version": 1,
+        "questions": REVIEW_QUESTIONS,
+    }
+    return [expect("queue.created", w.admin, "queue", response.json()["id"], after=after)]
+
+
+@write_path("POST api:queue-items", "service queue_add_conversations")
+def api_adds_conversations_to_a_queue_by_filters(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    body = {"filters": {"source": w.source.name}}
+    response = w.api(w.admin).post(
+        f"/api/v1/queues/{queue.pk}/items/", data=json.dumps(body), content_type="application/json"
+    )
+    assert response.json() == {"added": 1}
+    return [expect("queue.items_added", w.admin, "queue", queue.pk, after={"added": 1})]
+
+
+@write_path("POST api:queue-next", "service item_lease_next")
+def api_leases_the_next_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    assert w.api(w.reviewer).post(f"/api/v1/queues/{queue.pk}/next/").status_code == 200
+    return [_lease_row(w, queue, "queue_item.leased", w.reviewer)]
+
+
+@write_path("POST api:queue-item-reviews", "service review_submit")
+def api_submits_a_review(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    item = QueueItem.objects.get(queue=queue)
+    response = w.api(w.reviewer).post(
+        f"/api/v1/queues/{queue.pk}/items/{item.pk}/reviews/",
+        data=json.dumps({"answers": {"correct": "yes"}}),
+        content_type="application/json",
+    )
+    assert response.status_code == 201
+    after = {"item": item.pk, "rubric_version": 1, "answers": {"correct": "yes"}}
+    review_id = response.json()["id"]
+    return [expect("review.submitted", w.reviewer, "review", review_id, after=after, conversation=w.conversation.uuid)]
+
+
+@write_path("POST api:queue-item-resolution", "service item_resolve")
+def api_resolves_an_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    item = QueueItem.objects.get(queue=queue)
+    response = w.api(w.admin).post(
+        f"/api/v1/queues/{queue.pk}/items/{item.pk}/resolution/",
+        data=json.dumps({"answers": {"correct": "no"}, "correction": "Right."}),
+        content_type="application/json",
+    )
+    assert response.status_code == 200
+    after = {"rubric_version": 1, "answers": {"correct": "no"}, "correction": "Right."}
+    return [
+        expect("queue_item.resolved", w.admin, "queue_item", item.pk, after=after, conversation=w.conversation.uuid)
+    ]
 
 
 # --- The admin: keys, sources, labels, feedback

@@ -49,12 +49,25 @@ from chats.models import (
     IngestionReceipt,
     InjectedArtifact,
     Label,
+    Lease,
     Message,
+    Queue,
+    QueueItem,
     ReceiptPayload,
+    Resolution,
+    Review,
+    RubricVersion,
     Source,
     ToolCall,
 )
 from chats.services.feedback import feedback_submit
+from chats.services.review import (
+    item_assign,
+    item_resolve,
+    queue_add_conversations,
+    queue_create,
+    review_save_draft,
+)
 from chats.services.sources import api_key_create
 from chats.throttling import ingest_quota_charge
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
@@ -240,6 +253,35 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "PUT":                         row(401,         403,         403,         405,         405,         403,         403,         403,         405),
         "PATCH":                       row(401,         403,         403,         200,         403,         403,         403,         403,         200),
         "DELETE":                      row(401,         403,         403,         204,         403,         403,         403,         403,         204),
+    },
+
+    # ---- Team review API: people only (a source's key: 403). Reading needs a reading role (no role: 403); a
+    # reviewer sees the queues they work, auditors and staff (who audit) and superusers see all. Leads (here the
+    # superuser) create queues, add conversations and resolve; members of the queue (the two reviewers) lease
+    # items and submit reviews, and nobody else does (403), not even a lead who is not a member. A view without
+    # GET answers 405 once the caller passed the role check.
+    #                                      anonymous    source_a_key source_b_key reviewer     other_rev.   auditor      no_role      staff        superuser
+    "api:queue-list": {
+        "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         201),
+    },
+    "api:queue-items": {
+        "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
+    },
+    "api:queue-next": {
+        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
+        "POST":                        row(401,         403,         403,         200,         200,         403,         403,         403,         403),
+    },
+    # Blind: the reviewers see only their own review until they submitted (still 200); see tests/api.
+    "api:queue-item-reviews": {
+        "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         201,         201,         403,         403,         403,         403),
+    },
+    # The item is resolved: leads and those who audit read it; only a lead resolves it again.
+    "api:queue-item-resolution": {
+        "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
     },
 
     # ---- Admin site. Only active staff get past admin_view: everyone else (an API key is anonymous here) is
@@ -695,6 +737,12 @@ EXPECTED: dict[str, dict[str, Row]] = {
 }
 # fmt: on
 
+# Team review in the admin: read-only like the audit log, and shown to auditors (who have its view permissions).
+for _model in ("queue", "rubricversion", "queueitem", "lease", "review", "resolution"):
+    for _suffix in ("changelist", "add", "change", "delete", "history"):
+        EXPECTED[f"admin:chats_{_model}_{_suffix}"] = EXPECTED[f"admin:chats_auditevent_{_suffix}"]
+    EXPECTED[f"admin/chats/{_model}/<path:object_id>/"] = EXPECTED["admin/chats/auditevent/<path:object_id>/"]
+
 # --------------------------------------------------------------------------------------------------------------
 # The URL configuration, enumerated
 
@@ -781,6 +829,8 @@ class World:
     reviewer: User
     other_reviewer: User
     leaver: User  # the user the admin's user pages are about
+    queue: Queue  # worked by the two reviewers, created by the superuser (a lead)
+    queue_item: QueueItem  # the conversation in the queue, resolved by the superuser
     spare_group: Group
     admin_objects: dict[str, Model]
     csrf_secret: str
@@ -791,6 +841,7 @@ class World:
 PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "a Different passphrase 4 the matrix"
 TINY_DOCUMENT = {"conversation_id": "matrix-1", "chat_history": [{"role": "user", "content": "Who are you?"}]}
+QUESTIONS = [{"key": "correct", "prompt": "Correct?", "type": "categorical", "options": ["yes", "no"]}]
 EXPORT_FORMATS = ("openai", "chat_document", "record_qa", "chat_history", "chat_graph", "chatgpt_export", "openwebui")
 
 
@@ -825,6 +876,21 @@ def build_world() -> World:
         "superuser": User.objects.create_superuser(username="root", password=PASSWORD),
     }
     leaver = _user("leaver")
+    member = _user("mia")  # works the queue: holds its item and has a draft review of it
+    queue = queue_create(
+        actor=users["superuser"],
+        name="Answers",
+        questions=QUESTIONS,
+        reviews_per_item=2,
+        members=[reviewer, other_reviewer, member],
+    )
+    queue_add_conversations(
+        actor=users["superuser"], queue=queue, conversations=Conversation.objects.filter(pk=conversation.pk)
+    )
+    queue_item = QueueItem.objects.get(queue=queue)
+    item_resolve(actor=users["superuser"], item=queue_item, answers={"correct": "yes"})
+    item_assign(actor=users["superuser"], item=queue_item, reviewer=member)
+    review_save_draft(reviewer=member, item=queue_item, answers={})
     spare_group = Group.objects.create(name="Spare role")
     found: dict[str, Model | None] = {
         "auth.user": leaver,
@@ -843,6 +909,12 @@ def build_world() -> World:
         "chats.feedback": feedback,
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
         "chats.auditevent": AuditEvent.objects.order_by("id").first(),
+        "chats.queue": queue,
+        "chats.rubricversion": RubricVersion.objects.get(queue=queue),
+        "chats.queueitem": queue_item,
+        "chats.lease": Lease.objects.get(item=queue_item),
+        "chats.review": Review.objects.get(item=queue_item),
+        "chats.resolution": Resolution.objects.get(item=queue_item),
         "axes.accessattempt": AccessAttempt.objects.create(
             username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
         ),
@@ -865,6 +937,8 @@ def build_world() -> World:
         reviewer=reviewer,
         other_reviewer=other_reviewer,
         leaver=leaver,
+        queue=queue,
+        queue_item=queue_item,
         spare_group=spare_group,
         admin_objects=admin_objects,
         csrf_secret=request.META["CSRF_COOKIE"],
@@ -959,6 +1033,8 @@ def build_targets(world: World) -> dict[str, Target]:
     conversation = f"/conversations/{world.conversation.uuid}/"
     feedback_api = f"/api/v1/feedback/{world.feedback.uuid}/"
     conversation_api = f"/api/v1/conversations/{world.conversation.uuid}/"
+    queue_api = f"/api/v1/queues/{world.queue.pk}/"
+    item_api = f"{queue_api}items/{world.queue_item.pk}/"
     receipt = world.admin_objects["chats.ingestionreceipt"]
     artifact = world.admin_objects["chats.injectedartifact"]
     assert isinstance(receipt, IngestionReceipt) and isinstance(artifact, InjectedArtifact)
@@ -1018,6 +1094,15 @@ def build_targets(world: World) -> dict[str, Target]:
         "api:feedback-detail": Target(
             (feedback_api,), {"PUT": JsonBody({"comment": "changed"}), "PATCH": JsonBody({"comment": "changed"})}
         ),
+        "api:queue-list": Target(("/api/v1/queues/",), {"POST": JsonBody({"name": "New", "questions": QUESTIONS})}),
+        "api:queue-items": Target(
+            (f"{queue_api}items/",), {"POST": JsonBody({"conversations": [str(world.conversation_b.uuid)]})}
+        ),
+        "api:queue-next": Target((f"{queue_api}next/",), {"POST": JsonBody({})}),
+        "api:queue-item-reviews": Target((f"{item_api}reviews/",), {"POST": JsonBody({"answers": {"correct": "no"}})}),
+        "api:queue-item-resolution": Target(
+            (f"{item_api}resolution/",), {"POST": JsonBody({"answers": {"correct": "no"}})}
+        ),
     }
     targets.update(_admin_targets(world))
     return targets
@@ -1044,6 +1129,13 @@ def state() -> dict[str, Any]:
         "feedback labels": list(FeedbackLabel.objects.order_by("pk").values_list("pk", "feedback", "label")),
         "labels": list(Label.objects.order_by("pk").values_list("pk", "name", "description")),
         "receipts": IngestionReceipt.objects.count(),
+        "queues": list(Queue.objects.order_by("pk").values_list("pk", "name", "reviews_per_item")),
+        "queue items": list(
+            QueueItem.objects.order_by("pk").values_list("pk", "queue", "conversation", "submitted_count")
+        ),
+        "leases": list(Lease.objects.order_by("pk").values_list("pk", "item", "reviewer", "expires_at")),
+        "reviews": list(Review.objects.order_by("pk").values_list("pk", "reviewer", "state", "answers")),
+        "resolutions": list(Resolution.objects.order_by("pk").values_list("pk", "lead", "answers", "correction")),
         "users": list(
             User.objects.order_by("pk").values_list(
                 "pk", "username", "password", "is_active", "is_staff", "is_superuser"

@@ -1,0 +1,52 @@
+"""Team review in the admin: queues, their rubric versions, items, leases, reviews and resolutions, read-only (they
+change through the review services and API, which audit every write)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from chats.admin.base import ReadOnlyAdmin
+from chats.models import Lease, Queue, QueueItem, Resolution, Review, RubricVersion
+
+
+@admin.register(Queue)
+class QueueAdmin(ReadOnlyAdmin):
+    list_display = ["name", "reviews_per_item", "created_by", "created_at"]
+    list_select_related = ["created_by"]
+    search_fields = ["name"]
+    raw_id_fields = ["created_by"]
+
+
+@admin.register(RubricVersion)
+class RubricVersionAdmin(ReadOnlyAdmin):
+    list_display = ["queue", "version", "created_at"]
+    list_select_related = ["queue"]
+
+
+@admin.register(QueueItem)
+class QueueItemAdmin(ReadOnlyAdmin):
+    list_display = ["id", "queue", "conversation", "submitted_count", "created_at"]
+    list_select_related = ["queue", "conversation"]
+    raw_id_fields = ["queue", "conversation"]
+
+
+@admin.register(Lease)
+class LeaseAdmin(ReadOnlyAdmin):
+    list_display = ["item", "reviewer", "expires_at"]
+    list_select_related = ["item", "reviewer"]
+    raw_id_fields = ["item", "reviewer"]
+
+
+@admin.register(Review)
+class ReviewAdmin(ReadOnlyAdmin):
+    list_display = ["id", "item", "reviewer", "state", "submitted_at"]
+    list_select_related = ["item", "reviewer"]
+    list_filter = ["state"]
+    raw_id_fields = ["item", "reviewer", "rubric_version"]
+
+
+@admin.register(Resolution)
+class ResolutionAdmin(ReadOnlyAdmin):
+    list_display = ["item", "lead", "created_at"]
+    list_select_related = ["item", "lead"]
+    raw_id_fields = ["item", "lead", "rubric_version"]

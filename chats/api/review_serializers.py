@@ -1,0 +1,114 @@
+"""Team review's API input and output: queues with their current rubric, items, reviews and resolutions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from chats.models import MAX_REVIEWS_PER_ITEM, Queue, QueueItem, ReviewState
+
+QUESTION_HELP = (
+    "A list of questions `{key, prompt, type, target, options | scale}`: `type` is categorical, multi_label, "
+    "ordinal, boolean or text; `target` is `conversation` or `role:<role>` (then the answer maps message keys to "
+    "values); categorical and multi_label need `options`, ordinal a `scale` `{min, max, labels}`."
+)
+
+
+class RubricSerializer(serializers.Serializer[Any]):
+    version = serializers.IntegerField()
+    questions = serializers.JSONField(help_text=QUESTION_HELP)
+
+
+class QueueSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    instructions = serializers.CharField(allow_blank=True, help_text="Markdown.")
+    reviews_per_item = serializers.IntegerField()
+    members = serializers.SerializerMethodField(help_text="Usernames of the people who work the queue.")
+    rubric = serializers.SerializerMethodField(help_text="The current rubric version.")
+    item_count = serializers.IntegerField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_members(self, queue: Queue) -> list[str]:
+        return sorted(member.username for member in queue.members.all())
+
+    @extend_schema_field(RubricSerializer)
+    def get_rubric(self, queue: Queue) -> dict[str, Any]:
+        latest = queue.rubric_versions.all()[0]  # prefetched, newest first
+        return {"version": latest.version, "questions": latest.questions}
+
+
+class QueueCreateSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=200)
+    instructions = serializers.CharField(allow_blank=True, required=False, default="")
+    reviews_per_item = serializers.IntegerField(min_value=1, max_value=MAX_REVIEWS_PER_ITEM, default=1)
+    questions = serializers.JSONField(help_text=QUESTION_HELP)
+    members = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+
+
+class QueueItemSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    conversation = serializers.UUIDField(source="conversation.uuid")
+    title = serializers.CharField(source="conversation.title")
+    submitted_count = serializers.IntegerField(help_text="Submitted reviews.")
+    resolved = serializers.BooleanField(help_text="Whether a lead gave it a gold answer.")
+    created_at = serializers.DateTimeField()
+
+
+class ItemsAddSerializer(serializers.Serializer[Any]):
+    conversations = serializers.ListField(
+        child=serializers.UUIDField(), required=False, max_length=10_000, help_text="Conversation uuids."
+    )
+    filters = serializers.DictField(
+        required=False, help_text="The conversation list's filters (the same names as its query parameters)."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("conversations" in attrs) == ("filters" in attrs):
+            raise serializers.ValidationError("give either conversations or filters")
+        return attrs
+
+
+class ItemsAddedSerializer(serializers.Serializer[Any]):
+    added = serializers.IntegerField(help_text="Conversations added (those already in the queue are not).")
+
+
+class AnswersSerializer(serializers.Serializer[Any]):
+    answers = serializers.JSONField(help_text="Question key to answer, as the rubric says.")
+
+
+class ResolutionInputSerializer(AnswersSerializer):
+    correction = serializers.CharField(allow_blank=True, required=False, default="")
+
+
+class ReviewSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    reviewer = serializers.CharField(source="reviewer.username")
+    rubric_version = serializers.IntegerField(source="rubric_version.version")
+    answers = serializers.JSONField()
+    state = serializers.ChoiceField(choices=ReviewState.values)
+    submitted_at = serializers.DateTimeField(allow_null=True)
+
+
+class ItemReviewsSerializer(serializers.Serializer[Any]):
+    reviews = ReviewSerializer(many=True)
+    hidden = serializers.IntegerField(
+        help_text="Others' submitted reviews not shown until the caller has submitted their own."
+    )
+
+
+class ResolutionSerializer(serializers.Serializer[Any]):
+    item = serializers.IntegerField(source="item_id")
+    lead = serializers.CharField(source="lead.username")
+    rubric_version = serializers.IntegerField(source="rubric_version.version")
+    answers = serializers.JSONField()
+    correction = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+def item_of(item: QueueItem) -> dict[str, Any]:
+    return dict(QueueItemSerializer(item).data)

@@ -1,0 +1,265 @@
+"""Team review API: queues, their items, "next item", blind reviews and a lead's resolution.
+
+People only: a source's key gets 403 on every one of these. Leads (and superusers) create queues, add
+conversations and resolve items; the members of a queue lease its items and review them; auditors read
+everything. Writes go through `chats.services.review`, which audits them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
+from django_filters.utils import translate_validation
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import permissions, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chats.api import review_serializers as rs
+from chats.api.authentication import SourcePrincipal
+from chats.api.permissions import api_roles
+from chats.api.schema import BAD_REQUEST, NOT_FOUND, error
+from chats.errors import InvalidInput
+from chats.filters import ConversationFilter
+from chats.models import Conversation, Queue, Resolution
+from chats.roles import Roles
+from chats.selectors.review import item_reviews, queue_item, queue_items, queue_visible, queues_visible
+from chats.services import review as review_services
+
+ERRORS = {
+    401: error("No credentials, or an unknown or revoked key."),
+    403: error("A source's key, or a person without the role this needs (or not a member of the queue)."),
+}
+LEADS_ONLY = "Only leads can do this."
+
+
+class IsPerson(permissions.BasePermission):
+    """A signed-in person with a role (reading, or leading); a source's key is refused."""
+
+    message = "Team review is for people with the Reviewers, Auditors or Leads role, not for a source's key."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated) or isinstance(user, SourcePrincipal):
+            return False
+        roles = api_roles(request)
+        return roles.can_read or roles.can_lead
+
+
+def _person(request: Request) -> User:
+    user = request.user
+    assert isinstance(user, User)
+    return user
+
+
+def _lead(request: Request) -> Roles:
+    roles = api_roles(request)
+    if not roles.can_lead:
+        raise PermissionDenied(LEADS_ONLY)
+    return roles
+
+
+def _valid(serializer_class: type[Any], data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _queue(request: Request, pk: int) -> Queue:
+    return queue_visible(request.user, api_roles(request), pk)
+
+
+class QueueListView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queues_list",
+        summary="List review queues",
+        description="Every queue for leads and auditors; the queues a reviewer works, for a reviewer.",
+        responses={200: rs.QueueSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        queues = queues_visible(request.user, api_roles(request))
+        return Response(rs.QueueSerializer(queues, many=True).data)
+
+    @extend_schema(
+        operation_id="queues_create",
+        summary="Create a review queue (leads)",
+        description="A queue with its rubric's first version. Members are named by username.",
+        request=rs.QueueCreateSerializer,
+        responses={201: rs.QueueSerializer, **BAD_REQUEST, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        _lead(request)
+        data = _valid(rs.QueueCreateSerializer, request.data)
+        members = list(User.objects.filter(username__in=data["members"]))
+        unknown = sorted(set(data["members"]) - {member.username for member in members})
+        if unknown:
+            raise InvalidInput([{"path": "/members", "message": f"no such user: {', '.join(unknown)}"}])
+        queue = review_services.queue_create(
+            actor=_person(request),
+            name=data["name"],
+            instructions=data["instructions"],
+            reviews_per_item=data["reviews_per_item"],
+            questions=data["questions"],
+            members=members,
+        )
+        detail = queue_visible(request.user, api_roles(request), queue.pk, detail=True)
+        return Response(rs.QueueSerializer(detail).data, status=status.HTTP_201_CREATED)
+
+
+class QueueItemPagination(CursorPagination):
+    ordering = ("created_at", "id")
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class QueueItemListView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_items_list",
+        summary="List a queue's items",
+        description="Oldest first, by cursor. No answers are shown here.",
+        responses={200: rs.QueueItemSerializer(many=True), **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        paginator = QueueItemPagination()
+        page = paginator.paginate_queryset(queue_items(_queue(request, pk)), request, view=self)
+        return paginator.get_paginated_response(rs.QueueItemSerializer(page, many=True).data)
+
+    @extend_schema(
+        operation_id="queue_items_add",
+        summary="Add conversations to a queue (leads)",
+        description="Either `conversations` (uuids) or `filters` (the conversation list's filters, applied by the "
+        "same FilterSet, set-based). Conversations already in the queue are left as they are.",
+        request=rs.ItemsAddSerializer,
+        responses={200: rs.ItemsAddedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        _lead(request)
+        queue = _queue(request, pk)
+        data = _valid(rs.ItemsAddSerializer, request.data)
+        conversations: QuerySet[Conversation]
+        if "filters" in data:
+            filterset = ConversationFilter(data["filters"], queryset=Conversation.objects.all(), request=request)
+            if not filterset.is_valid():
+                raise InvalidInput(
+                    [
+                        {"path": f"/filters/{name}", "message": str(message)}
+                        for name, messages in translate_validation(filterset.errors).detail.items()
+                        for message in messages
+                    ]
+                )
+            conversations = filterset.qs
+        else:
+            wanted = data["conversations"]
+            conversations = Conversation.objects.filter(uuid__in=wanted)
+            found = set(conversations.values_list("uuid", flat=True))
+            missing = [
+                {"path": f"/conversations/{index}", "message": "no such conversation"}
+                for index, uuid in enumerate(wanted)
+                if uuid not in found
+            ]
+            if missing:
+                raise InvalidInput(missing)
+        added = review_services.queue_add_conversations(
+            actor=_person(request), queue=queue, conversations=conversations
+        )
+        return Response({"added": added})
+
+
+class QueueNextView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_next",
+        summary="Lease the next item (members)",
+        description="The item the caller holds, or else the oldest that still needs reviews and that they have not "
+        "reviewed, held for them for 30 minutes. 204 when there is none.",
+        request=None,
+        responses={
+            200: rs.QueueItemSerializer,
+            204: OpenApiResponse(description="Nothing left for the caller."),
+            **ERRORS,
+            **NOT_FOUND,
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        queue = _queue(request, pk)
+        item = review_services.item_lease_next(queue=queue, reviewer=_person(request))
+        if item is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(rs.QueueItemSerializer(queue_items(queue).get(pk=item.pk)).data)
+
+
+class ItemReviewsView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_item_reviews",
+        summary="An item's reviews, blind",
+        description="A reviewer sees their own review, and the others' submitted ones only once they have "
+        "submitted theirs (`hidden` counts those not shown); leads and auditors see all.",
+        responses={200: rs.ItemReviewsSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int, item: int) -> Response:
+        found = queue_item(_queue(request, pk), item)
+        visible = item_reviews(found, request.user, api_roles(request))
+        return Response(rs.ItemReviewsSerializer({"reviews": visible.reviews, "hidden": visible.hidden}).data)
+
+    @extend_schema(
+        operation_id="queue_item_review_submit",
+        summary="Submit a review (members)",
+        description="Answers to the queue's current rubric, every question but the text ones. Once per item.",
+        request=rs.AnswersSerializer,
+        responses={201: rs.ReviewSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int, item: int) -> Response:
+        found = queue_item(_queue(request, pk), item)
+        data = _valid(rs.AnswersSerializer, request.data)
+        review = review_services.review_submit(reviewer=_person(request), item=found, answers=data["answers"])
+        return Response(rs.ReviewSerializer(review).data, status=status.HTTP_201_CREATED)
+
+
+class ItemResolutionView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_item_resolution",
+        summary="An item's gold answer (leads and auditors)",
+        responses={200: rs.ResolutionSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int, item: int) -> Response:
+        roles = api_roles(request)
+        if not (roles.can_lead or roles.can_audit):
+            raise PermissionDenied("Only leads and auditors read resolutions.")
+        found = queue_item(_queue(request, pk), item)
+        resolution = Resolution.objects.select_related("lead", "rubric_version").filter(item=found).first()
+        if resolution is None:
+            return Response({"errors": [{"path": "", "message": "Not resolved yet."}]}, status=404)
+        return Response(rs.ResolutionSerializer(resolution).data)
+
+    @extend_schema(
+        operation_id="queue_item_resolve",
+        summary="Resolve an item (leads)",
+        description="The gold answer per question (every question but the text ones) and the final correction; "
+        "resolving again replaces it.",
+        request=rs.ResolutionInputSerializer,
+        responses={200: rs.ResolutionSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int, item: int) -> Response:
+        _lead(request)
+        found = queue_item(_queue(request, pk), item)
+        data = _valid(rs.ResolutionInputSerializer, request.data)
+        resolution = review_services.item_resolve(
+            actor=_person(request), item=found, answers=data["answers"], correction=data["correction"]
+        )
+        resolution = Resolution.objects.select_related("lead", "rubric_version").get(pk=resolution.pk)
+        return Response(rs.ResolutionSerializer(resolution).data)

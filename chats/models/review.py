@@ -1,0 +1,139 @@
+"""Team review: queues of conversations with a versioned rubric, the items in them, the leases that hand items
+out, reviewers' answers, and a lead's resolution (the gold answer)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from chats.models.checks import choices_check
+from chats.models.conversations import Conversation
+
+MAX_REVIEWS_PER_ITEM = 10
+
+
+class Queue(models.Model):
+    """Conversations to review, the rubric asked of each, how many reviewers each wants, and who may work it."""
+
+    name = models.CharField(max_length=200, unique=True)
+    instructions = models.TextField(blank=True, help_text="Markdown, rendered and sanitized like model output.")
+    reviews_per_item = models.PositiveSmallIntegerField(default=1)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="review_queues", blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(reviews_per_item__gte=1, reviews_per_item__lte=MAX_REVIEWS_PER_ITEM),
+                name="queue_reviews_per_item_1_to_10",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RubricVersion(models.Model):
+    """One saved rubric of a queue. A change to a rubric that has reviews under it makes a new version; reviews
+    keep the version they were given under."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="rubric_versions")
+    version = models.PositiveIntegerField()
+    questions = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["queue", "version"]
+        constraints = [models.UniqueConstraint(fields=["queue", "version"], name="rubric_version_unique_per_queue")]
+
+    def __str__(self) -> str:
+        return f"{self.queue_id} v{self.version}"
+
+
+class QueueItem(models.Model):
+    """One conversation in one queue; done when it has `reviews_per_item` submitted reviews."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="items")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="queue_items")
+    submitted_count = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["queue", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "conversation"], name="queue_item_unique_conversation"),
+        ]
+        indexes = [models.Index(fields=["queue", "created_at", "id"], name="queue_item_oldest_first")]
+
+    def __str__(self) -> str:
+        return f"{self.queue_id}/{self.conversation_id}"
+
+
+class Lease(models.Model):
+    """A slot of an item held for one reviewer until `expires_at` (by "next item" or a lead's assignment)."""
+
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="leases")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_leases")
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "reviewer"], name="lease_unique_per_reviewer")]
+        indexes = [models.Index(fields=["reviewer", "expires_at"], name="lease_reviewer_expiry")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} held by {self.reviewer_id}"
+
+
+class ReviewState(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SUBMITTED = "submitted", "Submitted"
+
+
+class Review(models.Model):
+    """One reviewer's answers to the rubric for one item: a draft until submitted, once."""
+
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="queue_reviews")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="reviews")
+    answers = models.JSONField(default=dict)
+    state = models.CharField(max_length=16, choices=ReviewState.choices, default=ReviewState.DRAFT)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["item", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "reviewer"], name="review_unique_per_reviewer"),
+            choices_check("review_state_valid", "state", ReviewState),
+            models.CheckConstraint(
+                condition=Q(state=ReviewState.DRAFT, submitted_at__isnull=True)
+                | Q(state=ReviewState.SUBMITTED, submitted_at__isnull=False),
+                name="review_submitted_at_iff_submitted",
+            ),
+        ]
+        indexes = [models.Index(fields=["reviewer", "state"], name="review_reviewer_state")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} by {self.reviewer_id} ({self.state})"
+
+
+class Resolution(models.Model):
+    """A lead's final answer for an item: its gold answers and the final correction."""
+
+    item = models.OneToOneField(QueueItem, on_delete=models.CASCADE, related_name="resolution")
+    lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_resolutions")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="resolutions")
+    answers = models.JSONField(default=dict)
+    correction = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    def __str__(self) -> str:
+        return f"resolution of {self.item_id}"
