@@ -152,6 +152,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# Nothing is uploaded: media get a prefix of their own all the same, so that no server that serves media (Django's
+# test server serves MEDIA_URL, which defaults to every path) takes a page's URL for a file's.
+MEDIA_URL = "media/"
+MEDIA_ROOT = VAR_DIR / "media"
 # Local runs and tests serve static files straight from static/ and the apps; production runs collectstatic.
 WHITENOISE_USE_FINDERS = _LOCAL_RUN
 WHITENOISE_AUTOREFRESH = DEBUG

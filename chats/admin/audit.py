@@ -157,3 +157,6 @@ class ConversationViewAdmin(ReadOnlyAdmin):
     list_filter = ["via", "created_at"]
     search_fields = ["viewer_name", "=conversation_uuid"]
     raw_id_fields = ["viewer"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ConversationView]:
+        return super().get_queryset(request).select_related("viewer")

@@ -7,9 +7,10 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from chats.models import Conversation, Label, Source
+from chats.models import Conversation, Label, Source, ViewedVia
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
+from chats.services.reads import conversation_view_record
 from chats.services.review import (
     item_lease_next,
     item_resolve,
@@ -93,7 +94,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
     """`count` of everything the admin lists: sources, keys (with a day's usage), conversations (Record QA
     documents: with messages, tool calls, artifacts, the ids their contexts list, receipts and their payloads),
     labels, feedback with labels, review queues (each with its conversation leased and reviewed in draft by the
-    reviewer, and resolved), and audit events."""
+    reviewer, and resolved), the reviewer's view of each conversation, and audit events."""
     made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
     for n in range(count):
         source, _ = source_get_or_create(name=f"source-{n}")
@@ -110,6 +111,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         assert item is not None
         review_save_draft(reviewer=reviewer, item=item, answers={"correct": "no"})
         item_resolve(actor=reviewer, item=item, answers={"correct": "yes"}, correction="<b>gold</b>")
+        conversation_view_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
         made["sources"].append(source)
         made["conversations"].append(chat)
         made["feedback"].append(feedback)

@@ -14,6 +14,7 @@ from chats.models import (
     AuditEvent,
     ContextArtifactId,
     Conversation,
+    ConversationView,
     Feedback,
     FeedbackLabel,
     IngestionReceipt,
@@ -59,6 +60,7 @@ CHANGELIST_QUERIES = {
     "lease": 4,  # + count, leases with item and reviewer
     "review": 4,  # + count, reviews with item and reviewer
     "resolution": 4,  # + count, resolutions with item and lead
+    "conversationview": 4,  # + count, views with their viewer
 }
 
 # Every change page: session, user, the object with its foreign keys, then:
@@ -83,6 +85,7 @@ CHANGE_PAGE_QUERIES = {
     "lease": 5,  # its item, its reviewer
     "review": 6,  # its item, its reviewer, its rubric version
     "resolution": 6,  # its item, its lead, its rubric version
+    "conversationview": 3,
 }
 
 MODELS: dict[str, Any] = {
@@ -106,6 +109,7 @@ MODELS: dict[str, Any] = {
     "lease": Lease,
     "review": Review,
     "resolution": Resolution,
+    "conversationview": ConversationView,
 }
 
 
