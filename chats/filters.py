@@ -102,6 +102,8 @@ def warned_conversation_ids(kind: str) -> list[QuerySet[Any]]:
 
 # ?model_setting=key=value: the longest value read (a setting is a flag, a number or a short name).
 MODEL_SETTING_LIMIT = 500
+# What the API documents (a key, "=", a value), within the limit: every value of this shape is accepted.
+MODEL_SETTING_PATTERN = r"^\s*[^=\s][^=]{0,99}=.{0,300}$"
 
 
 def _reject_constant(name: str) -> Any:

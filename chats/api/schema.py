@@ -13,7 +13,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 
 from chats.api import serializers
 from chats.api.pagination import MAX_PAGE_SIZE
-from chats.filters import ExportFilter
+from chats.filters import MODEL_SETTING_PATTERN, ExportFilter, ModelSettingFilter
 
 NDJSON = "application/x-ndjson"
 OMITTED_HEADER = "X-Export-Omitted"
@@ -69,6 +69,7 @@ def filter_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApi
                 name,
                 _FILTER_TYPES.get(type(filter_), OpenApiTypes.STR),
                 enum=enum,
+                pattern=MODEL_SETTING_PATTERN if isinstance(filter_, ModelSettingFilter) else None,
                 many=many or None,
                 description=f"{label}: {help_text}" if help_text else label,
             )
@@ -85,6 +86,15 @@ conversations = extend_schema_view(
         summary="List conversations",
         description="Newest first (by last activity, then id), with the same filters as the review pages and "
         "full-text `q`. Cursor pagination: follow `next` and `previous`.",
+        parameters=[
+            OpenApiParameter(
+                "model_setting",
+                str,
+                pattern=MODEL_SETTING_PATTERN,
+                description="A setting of the model as given, `key=value` (the value read as JSON when it is JSON), "
+                "for example `enable_thinking=true`",
+            )
+        ],
         responses={200: serializers.ConversationListSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
     ),
     retrieve=extend_schema(

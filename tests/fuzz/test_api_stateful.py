@@ -25,8 +25,13 @@ pytestmark = pytest.mark.django_db
 STATEFUL = settings.get_profile("fuzz-stateful")
 
 
+# The machines below follow conversations and feedback; team review's operations are fuzzed one call at a time
+# (tests/fuzz/test_api.py), and would otherwise take most of a short run's steps.
+ELSEWHERE = r"/queues/"
+
+
 def _machine(schema: Any, credentials: dict[str, Any], seen: list[tuple[str, str, int]]) -> Any:
-    class Workflow(schema.as_state_machine()):  # type: ignore[misc]
+    class Workflow(schema.exclude(path_regex=ELSEWHERE).as_state_machine()):  # type: ignore[misc]
         def get_call_kwargs(self, case: Any) -> dict[str, Any]:
             return dict(credentials)
 

@@ -44,6 +44,7 @@ from chats.models import (
     AuditEvent,
     ContextArtifactId,
     Conversation,
+    ConversationView,
     Feedback,
     FeedbackLabel,
     IngestionReceipt,
@@ -59,6 +60,7 @@ from chats.models import (
     RubricVersion,
     Source,
     ToolCall,
+    ViewedVia,
 )
 from chats.services.feedback import feedback_submit
 from chats.services.review import (
@@ -743,6 +745,12 @@ for _model in ("queue", "rubricversion", "queueitem", "lease", "review", "resolu
         EXPECTED[f"admin:chats_{_model}_{_suffix}"] = EXPECTED[f"admin:chats_auditevent_{_suffix}"]
     EXPECTED[f"admin/chats/{_model}/<path:object_id>/"] = EXPECTED["admin/chats/auditevent/<path:object_id>/"]
 
+# Who opened which conversation, in the admin: read-only, and (like the labels given in feedback) no permission of
+# the Auditors group's (auditors read views on a conversation's Activity panel).
+for _suffix in ("changelist", "add", "change", "delete", "history"):
+    EXPECTED[f"admin:chats_conversationview_{_suffix}"] = EXPECTED[f"admin:chats_feedbacklabel_{_suffix}"]
+EXPECTED["admin/chats/conversationview/<path:object_id>/"] = EXPECTED["admin/chats/feedbacklabel/<path:object_id>/"]
+
 # --------------------------------------------------------------------------------------------------------------
 # The URL configuration, enumerated
 
@@ -909,6 +917,9 @@ def build_world() -> World:
         "chats.feedback": feedback,
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
         "chats.auditevent": AuditEvent.objects.order_by("id").first(),
+        "chats.conversationview": ConversationView.objects.create(
+            conversation_uuid=conversation.uuid, viewer_name="rita", via=ViewedVia.PAGE
+        ),
         "chats.queue": queue,
         "chats.rubricversion": RubricVersion.objects.get(queue=queue),
         "chats.queueitem": queue_item,

@@ -161,7 +161,8 @@ def site(reviewer: User, auditor: User) -> dict[str, Any]:
         "receipt": str(receipt.uuid),
         "feedback": str(feedback.uuid),
         "key": key,
-        "pk": str(AuditEvent.objects.order_by("id").values_list("id", flat=True)[0]),  # an audit event
+        "pk": str(AuditEvent.objects.order_by("id").values_list("id", flat=True)[0]),  # an audit event, a queue's
+        "item": "1",  # a queue's item (none: its routes answer 404, never 500)
         "reviewer": reviewer,
         "auditor": auditor,
     }
