@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 from django.urls import register_converter
 from django.urls.converters import get_converters
 
@@ -10,6 +11,10 @@ class ChatsConfig(AppConfig):
 
     def ready(self) -> None:
         from chats.converters import ArtifactIdConverter
+        from chats.roles import ensure_role_groups
+
+        # After the auth app's own receiver has made the permissions, and again after a test's flush.
+        post_migrate.connect(ensure_role_groups, sender=self, dispatch_uid="chats.ensure_role_groups")
 
         # Before any URLconf is read: the pages' and the API's artifact URLs use it.
         if "artifact_id" not in get_converters():

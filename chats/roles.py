@@ -9,6 +9,60 @@ REVIEWERS = "Reviewers"
 AUDITORS = "Auditors"
 LEADS = "Leads"
 
+_READ_CONVERSATIONS = (
+    "view_conversation",
+    "view_message",
+    "view_toolcall",
+    "view_injectedartifact",
+    "view_contextartifactid",
+    "view_label",
+    "view_feedback",
+)
+_READ_TEAM_REVIEW = ("view_queue", "view_rubricversion", "view_queueitem", "view_review", "view_resolution")
+
+# Each role's model permissions in the `chats` app, as the admin checks them. The groups are made from this one
+# table after every `migrate` and every test flush (`ensure_role_groups`, on `post_migrate`).
+ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    REVIEWERS: (
+        *_READ_CONVERSATIONS,
+        "add_feedback",
+        "change_feedback",
+        "delete_feedback",
+        "review_conversation",
+    ),
+    AUDITORS: (
+        *_READ_CONVERSATIONS,
+        "view_source",
+        "view_ingestionreceipt",
+        "view_receiptpayload",
+        "view_auditevent",
+        "export_conversation",
+        *_READ_TEAM_REVIEW,
+        "view_lease",
+    ),
+    LEADS: (
+        *_READ_CONVERSATIONS,
+        *_READ_TEAM_REVIEW,
+        "add_queue",
+        "change_queue",
+        "add_resolution",
+        "change_resolution",
+    ),
+}
+
+
+def ensure_role_groups(**_: Any) -> None:
+    """Make the roles' groups and give each its permissions (idempotent; a permission given by hand stays).
+    Connected to `post_migrate`, which Django sends after `migrate` and after a test's flush."""
+    from django.apps import apps
+    from django.contrib.auth.management import create_permissions
+    from django.contrib.auth.models import Group, Permission
+
+    create_permissions(apps.get_app_config("chats"), verbosity=0)
+    for name, codenames in ROLE_PERMISSIONS.items():
+        group = Group.objects.get_or_create(name=name)[0]
+        group.permissions.add(*Permission.objects.filter(content_type__app_label="chats", codename__in=codenames))
+
 
 @dataclass(frozen=True)
 class Roles:

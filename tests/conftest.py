@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import pytest
@@ -37,30 +36,6 @@ def _empty_cache() -> None:
 def _fast_password_hasher(settings: Any) -> None:
     # The default hasher takes about a second per user; tests sign in with known passwords or force_login.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-ROLE_GROUPS = ("Reviewers", "Auditors", "Leads")
-
-
-def restore_roles() -> None:
-    """The roles' groups, as their data migrations make them (idempotent)."""
-    from django.apps import apps
-
-    importlib.import_module("chats.migrations.0003_create_roles").create_roles(apps, None)
-    importlib.import_module("chats.migrations.0014_team_review").create_leads(apps, None)
-
-
-@pytest.fixture(autouse=True)
-def _roles(request: pytest.FixtureRequest) -> None:
-    """Every test that touches the database finds the roles' groups. Data migrations make them, and a transactional
-    test's flush (browser tests, concurrency tests) removes them for whatever runs after it."""
-    uses_db = request.node.get_closest_marker("django_db") is not None
-    if not uses_db and not {"db", "transactional_db"} & set(request.fixturenames):
-        return
-    request.getfixturevalue("django_db_setup")
-    with request.getfixturevalue("django_db_blocker").unblock():
-        if Group.objects.filter(name__in=ROLE_GROUPS).count() < len(ROLE_GROUPS):
-            restore_roles()
 
 
 def _user_in(username: str, group: str | None, **extra: Any) -> User:

@@ -6,7 +6,6 @@ Content-Security-Policy violation reported on the console.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,11 +46,8 @@ def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]
 
 
 @pytest.fixture(autouse=True)
-def roles(transactional_db: None) -> None:
-    """The Reviewers and Auditors groups, made by a data migration: a transactional test's flush removes them."""
-    from django.apps import apps
-
-    importlib.import_module("chats.migrations.0003_create_roles").create_roles(apps, None)
+def _live_database(transactional_db: None) -> None:
+    """The live server reads what a test writes, so each browser test commits (and is flushed after)."""
 
 
 @dataclass
