@@ -110,5 +110,48 @@ class ResolutionSerializer(serializers.Serializer[Any]):
     created_at = serializers.DateTimeField()
 
 
+class PairAgreementSerializer(serializers.Serializer[Any]):
+    reviewers = serializers.ListField(child=serializers.CharField(), help_text="The two reviewers' user names.")
+    n_items = serializers.IntegerField(help_text="Units both answered.")
+    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa; null when undefined (see `reason`).")
+    percent_agreement = serializers.FloatField(allow_null=True)
+    meaningful = serializers.BooleanField(help_text="False when the figure rests on fewer than `min_items` units.")
+    reason = serializers.CharField(allow_null=True)
+
+
+class LabelAgreementSerializer(serializers.Serializer[Any]):
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    alpha = serializers.FloatField(allow_null=True)
+    alpha_reason = serializers.CharField(allow_null=True)
+    n_items = serializers.IntegerField()
+    n_answers = serializers.IntegerField()
+    meaningful = serializers.BooleanField()
+    pairs = PairAgreementSerializer(many=True)
+
+
+class QuestionAgreementSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    prompt = serializers.CharField(allow_blank=True)
+    kind = serializers.CharField(help_text="categorical, multi_label, ordinal or boolean (text has no agreement).")
+    level_of_measurement = serializers.CharField(help_text="The distance alpha uses: nominal or ordinal.")
+    alpha = serializers.FloatField(
+        allow_null=True, help_text="Krippendorff's alpha; null when undefined, and for multi-label (see per_label)."
+    )
+    alpha_reason = serializers.CharField(allow_null=True)
+    n_items = serializers.IntegerField(help_text="Units answered by at least two reviewers.")
+    n_answers = serializers.IntegerField()
+    n_reviewers = serializers.IntegerField()
+    meaningful = serializers.BooleanField()
+    pairs = PairAgreementSerializer(many=True)
+    per_label = LabelAgreementSerializer(many=True)
+
+
+class AgreementSerializer(serializers.Serializer[Any]):
+    queue = serializers.IntegerField()
+    rubric_version = serializers.IntegerField()
+    min_items = serializers.IntegerField(help_text="Below this many units a figure is marked not meaningful.")
+    questions = QuestionAgreementSerializer(many=True)
+
+
 def item_of(item: QueueItem) -> dict[str, Any]:
     return dict(QueueItemSerializer(item).data)

@@ -27,8 +27,17 @@ from chats.api.schema import BAD_REQUEST, NOT_FOUND, error
 from chats.errors import InvalidInput
 from chats.filters import ConversationFilter
 from chats.models import Conversation, Queue, Resolution
+from chats.review.agreement import MIN_ITEMS
 from chats.roles import Roles
-from chats.selectors.review import item_reviews, queue_item, queue_items, queue_visible, queues_visible
+from chats.selectors.review import (
+    current_rubric,
+    item_reviews,
+    queue_agreement,
+    queue_item,
+    queue_items,
+    queue_visible,
+    queues_visible,
+)
 from chats.services import review as review_services
 
 ERRORS = {
@@ -263,3 +272,38 @@ class ItemResolutionView(APIView):
         )
         resolution = Resolution.objects.select_related("lead", "rubric_version").get(pk=resolution.pk)
         return Response(rs.ResolutionSerializer(resolution).data)
+
+
+class QueueAgreementView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_agreement",
+        summary="Agreement per question (leads and auditors)",
+        description="Per question of the current rubric, over submitted reviews: Krippendorff's `alpha` (nominal "
+        "or ordinal as the type says; per label for multi-label), and for each pair of reviewers Cohen's `kappa` "
+        "and `percent_agreement`, with the counts behind each figure. A question on a kind of message counts each "
+        "(item, message) as a unit. Reviewers are refused: the figures would tell them others' answers.",
+        responses={200: rs.AgreementSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        roles = api_roles(request)
+        if not (roles.can_lead or roles.can_audit):
+            raise PermissionDenied("Only leads and auditors read agreement figures.")
+        queue = _queue(request, pk)
+        rubric = current_rubric(queue)
+        figures = queue_agreement(queue)
+        prompts = {question["key"]: question.get("prompt", "") for question in rubric.questions}
+        names = dict(User.objects.filter(queue_reviews__item__queue=queue).distinct().values_list("pk", "username"))
+
+        def named(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{**pair, "reviewers": [names.get(r, str(r)) for r in pair["reviewers"]]} for pair in pairs]
+
+        questions = []
+        for key, figure in figures.items():
+            data = figure.as_dict()
+            data["pairs"] = named(data["pairs"])
+            data["per_label"] = [{**label, "pairs": named(label["pairs"])} for label in data["per_label"]]
+            questions.append({"key": key, "prompt": prompts.get(key, ""), **data})
+        payload = {"queue": queue.pk, "rubric_version": rubric.version, "min_items": MIN_ITEMS, "questions": questions}
+        return Response(rs.AgreementSerializer(payload).data)

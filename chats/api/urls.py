@@ -23,6 +23,7 @@ urlpatterns = [
     path("export/artifacts/", views.ArtifactExportView.as_view(), name="artifacts-export"),
     path("queues/", review_views.QueueListView.as_view(), name="queue-list"),
     path("queues/<int:pk>/items/", review_views.QueueItemListView.as_view(), name="queue-items"),
+    path("queues/<int:pk>/agreement/", review_views.QueueAgreementView.as_view(), name="queue-agreement"),
     path("queues/<int:pk>/next/", review_views.QueueNextView.as_view(), name="queue-next"),
     path(
         "queues/<int:pk>/items/<int:item>/reviews/", review_views.ItemReviewsView.as_view(), name="queue-item-reviews"

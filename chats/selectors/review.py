@@ -10,6 +10,7 @@ from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
 from django.http import Http404
 
 from chats.models import Queue, QueueItem, Resolution, Review, ReviewState, RubricVersion
+from chats.review.agreement import QuestionAgreement, question_agreement
 from chats.roles import Roles
 
 
@@ -82,3 +83,38 @@ def item_reviews(item: QueueItem, user: Any, roles: Roles) -> VisibleReviews:
     if own and own[0].state == ReviewState.SUBMITTED:
         return VisibleReviews([r for r in reviews if r in own or r in others], 0)
     return VisibleReviews(own, len(others))
+
+
+def queue_agreement(queue: Queue) -> dict[str, QuestionAgreement]:
+    """Agreement per question of the queue's current rubric, over submitted reviews only (design/review.md,
+    Agreement). A question on a kind of message counts each (item, message) as a unit. Free-text questions have
+    none. Two queries, whatever the number of reviews."""
+    questions = [q for q in current_rubric(queue).questions if q.get("type") != "text"]
+    tables: dict[str, dict[tuple[int, str], dict[int, Any]]] = {q["key"]: {} for q in questions}
+    submitted = Review.objects.filter(item__queue=queue, state=ReviewState.SUBMITTED).values_list(
+        "item_id", "reviewer_id", "answers"
+    )
+    for item_id, reviewer_id, answers in submitted.iterator(chunk_size=2000):
+        for question in questions:
+            key = question["key"]
+            if key not in answers:
+                continue
+            value = answers[key]
+            per_unit = value if str(question.get("target", "conversation")).startswith("role:") else {"": value}
+            if not isinstance(per_unit, dict):
+                continue
+            for unit, answer in per_unit.items():
+                tables[key].setdefault((item_id, unit), {})[reviewer_id] = answer
+    return {
+        question["key"]: question_agreement(question["type"], tables[question["key"]], options=_domain(question))
+        for question in questions
+    }
+
+
+def _domain(question: dict[str, Any]) -> list[Any] | None:
+    if question["type"] == "ordinal":
+        scale = question["scale"]
+        return list(range(int(scale["min"]), int(scale["max"]) + 1))
+    if question["type"] in ("categorical", "multi_label"):
+        return list(question["options"])
+    return None

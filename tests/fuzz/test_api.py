@@ -79,6 +79,7 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("GET", "/api/v1/queues/{id}/items/"): QUEUES,
     ("POST", "/api/v1/queues/{id}/items/"): QUEUES,
     ("POST", "/api/v1/queues/{id}/next/"): QUEUES,
+    ("GET", "/api/v1/queues/{id}/agreement/"): QUEUES,
     ("GET", "/api/v1/queues/{id}/items/{item}/reviews/"): QUEUES,
     ("POST", "/api/v1/queues/{id}/items/{item}/reviews/"): QUEUES,
     ("GET", "/api/v1/queues/{id}/items/{item}/resolution/"): QUEUES,

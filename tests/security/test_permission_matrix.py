@@ -271,6 +271,11 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
         "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
     },
+    # Agreement figures would tell a reviewer the others' answers: leads and those who audit only.
+    "api:queue-agreement": {
+        "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         405,         405,         405,         403,         405,         405),
+    },
     "api:queue-next": {
         "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
         "POST":                        row(401,         403,         403,         200,         200,         403,         403,         403,         403),
@@ -1110,6 +1115,7 @@ def build_targets(world: World) -> dict[str, Target]:
             (f"{queue_api}items/",), {"POST": JsonBody({"conversations": [str(world.conversation_b.uuid)]})}
         ),
         "api:queue-next": Target((f"{queue_api}next/",), {"POST": JsonBody({})}),
+        "api:queue-agreement": Target((f"{queue_api}agreement/",), {"POST": JsonBody({})}),
         "api:queue-item-reviews": Target((f"{item_api}reviews/",), {"POST": JsonBody({"answers": {"correct": "no"}})}),
         "api:queue-item-resolution": Target(
             (f"{item_api}resolution/",), {"POST": JsonBody({"answers": {"correct": "no"}})}
