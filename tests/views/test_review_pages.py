@@ -340,6 +340,7 @@ def test_a_review_is_submitted_once(client: Client, queue: Queue, reviewer: User
     assert Review.objects.get(pk=review.pk).answers["correct"] == "partly"
     page = client.get(f"/queues/{queue.pk}/items/{item.pk}/").content.decode()
     assert "You submitted your review" in page and 'id="review-form"' not in page
+    assert f'action="/queues/{queue.pk}/next/" id="next-item-form" data-next-form' in page
 
 
 def test_an_incomplete_submission_is_kept_as_a_draft(client: Client, queue: Queue, reviewer: User) -> None:
