@@ -10,9 +10,11 @@ from axes.helpers import get_lockout_message
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from chats.models import ArtifactKind, Label, ReviewStatus, Score, Source
+from chats.models import MAX_REVIEWS_PER_ITEM, ArtifactKind, Label, Queue, ReviewStatus, Score, Source
+from chats.review.rubric import QUESTION_TYPES, TARGET_ROLES
 from chats.selectors.artifacts import (
     ARTIFACT_SORTS,
     DEFAULT_ARTIFACT_SORT,
@@ -111,6 +113,172 @@ class VersionDiffForm(forms.Form):
 
     old = forms.RegexField(regex=r"^[0-9a-f]{1,64}$", required=False)
     new = forms.RegexField(regex=r"^[0-9a-f]{1,64}$", required=False)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Team review. These forms translate what a page posts into a service's arguments; the services check the rules
+# (chats/review/rubric.py), so the forms repeat none of them.
+
+
+class ReviewQueueForm(forms.Form):
+    """A queue's settings, for queue_create and queue_update (its rubric comes from RubricFormSet)."""
+
+    name = forms.CharField(max_length=200)
+    instructions = forms.CharField(
+        required=False, max_length=50_000, widget=forms.Textarea(attrs={"rows": 4}), help_text="Markdown."
+    )
+    reviews_per_item = forms.IntegerField(min_value=1, max_value=MAX_REVIEWS_PER_ITEM, initial=1)
+    members = forms.ModelMultipleChoiceField(
+        queryset=User.objects.filter(is_active=True).order_by("username"),
+        to_field_name="username",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+
+TARGET_CHOICES = [
+    ("conversation", "The whole conversation"),
+    *[(f"role:{r}", f"Each {r} message") for r in TARGET_ROLES],
+]
+
+
+class RubricQuestionForm(forms.Form):
+    """One question of a rubric. A row left blank (no key, no prompt) is no question."""
+
+    key = forms.CharField(required=False, max_length=64)
+    prompt = forms.CharField(required=False, max_length=2000)
+    type = forms.ChoiceField(choices=[(kind, kind.replace("_", "-")) for kind in QUESTION_TYPES], initial="categorical")
+    options = forms.CharField(
+        required=False, max_length=10_000, help_text="Comma-separated (categorical, multi-label)."
+    )
+    scale_min = forms.IntegerField(required=False, label="Scale from")
+    scale_max = forms.IntegerField(required=False, label="Scale to")
+    low_label = forms.CharField(required=False, max_length=200, label="Name of the low end")
+    high_label = forms.CharField(required=False, max_length=200, label="Name of the high end")
+    target = forms.ChoiceField(choices=TARGET_CHOICES, initial="conversation")
+
+    def question(self) -> dict[str, Any] | None:
+        data = self.cleaned_data
+        if not data.get("key") and not data.get("prompt"):
+            return None
+        question: dict[str, Any] = {
+            "key": data["key"].strip(),
+            "prompt": data["prompt"].strip(),
+            "type": data["type"],
+            "target": data["target"],
+        }
+        if data["type"] in ("categorical", "multi_label"):
+            question["options"] = [option.strip() for option in data["options"].split(",") if option.strip()]
+        elif data["type"] == "ordinal":
+            low, high = data.get("scale_min"), data.get("scale_max")
+            labels = {
+                str(point): name for point, name in ((low, data["low_label"]), (high, data["high_label"])) if name
+            }
+            question["scale"] = {"min": low, "max": high, "labels": labels}
+        return question
+
+    @staticmethod
+    def initial_of(question: dict[str, Any]) -> dict[str, Any]:
+        """A stored question as this form's initial data."""
+        scale = question.get("scale") or {}
+        labels = scale.get("labels") or {}
+        return {
+            "key": question["key"],
+            "prompt": question["prompt"],
+            "type": question["type"],
+            "options": ", ".join(question.get("options") or []),
+            "scale_min": scale.get("min"),
+            "scale_max": scale.get("max"),
+            "low_label": labels.get(str(scale.get("min")), ""),
+            "high_label": labels.get(str(scale.get("max")), ""),
+            "target": question.get("target", "conversation"),
+        }
+
+
+RubricFormSet = forms.formset_factory(RubricQuestionForm, extra=2, max_num=50, absolute_max=60)
+
+
+def rubric_questions(formset: Any) -> list[dict[str, Any]]:
+    """The questions of a valid RubricFormSet, blank rows left out."""
+    return [question for form in formset.forms if form.is_valid() and (question := form.question()) is not None]
+
+
+class RubricAnswersForm(forms.Form):
+    """A rubric's answers as a page posts them: ``q.<key>`` for a question about the conversation, and
+    ``q.<key>.<message key>`` for one about each message of a role; a multi-label question also posts ``q.<key>!``
+    (or ``q.<key>.<message key>!``) so that no label checked reads as the empty list. An unanswered question is
+    left out. Values are translated (digits to integers, yes/no to booleans), not judged: the services do that."""
+
+    def __init__(self, questions: list[dict[str, Any]], data: Any) -> None:
+        super().__init__(data)
+        self.questions = questions
+
+    def _value(self, kind: str, name: str) -> Any:
+        if kind == "multi_label":
+            values = self.data.getlist(name)  # type: ignore[attr-defined]  # a QueryDict: what pages post
+            return values if values or f"{name}!" in self.data else None
+        raw = self.data.get(name, "")
+        if kind == "text":
+            return raw if raw.strip() else None
+        if raw == "":
+            return None
+        if kind == "ordinal":
+            return int(raw) if raw.lstrip("-").isdigit() and len(raw) < 20 else raw
+        if kind == "boolean":
+            return {"yes": True, "no": False}.get(raw, raw)
+        return raw
+
+    def clean(self) -> dict[str, Any]:
+        answers: dict[str, Any] = {}
+        for question in self.questions:
+            key, kind = question["key"], question["type"]
+            if question.get("target", "conversation") == "conversation":
+                value = self._value(kind, f"q.{key}")
+                if value is not None:
+                    answers[key] = value
+                continue
+            prefix = f"q.{key}."
+            message_keys = {name[len(prefix) :].removesuffix("!") for name in self.data if name.startswith(prefix)}
+            per_message = {m: v for m in sorted(message_keys) if (v := self._value(kind, prefix + m)) is not None}
+            if per_message:
+                answers[key] = per_message
+        return {"answers": answers}
+
+
+class ItemLeadForm(forms.Form):
+    """A lead's assignment or release of an item: the item (by its number in the queue) and the reviewer."""
+
+    item = forms.IntegerField(min_value=1)
+    reviewer = forms.ModelChoiceField(
+        queryset=User.objects.filter(is_active=True), to_field_name="username", required=False
+    )
+    action = forms.ChoiceField(choices=[("assign", "Assign"), ("release", "Release")])
+
+
+class CorrectionForm(forms.Form):
+    """The final correction of a lead's resolution."""
+
+    correction = forms.CharField(required=False, max_length=100_000, strip=False)
+
+
+class UUIDListField(forms.Field):
+    """Any number of uuids (the list page's selected rows)."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[Any]:
+        return [forms.UUIDField().clean(each) for each in value or []]
+
+
+class AddToQueueForm(forms.Form):
+    """The list page's "Add to queue": the queue, and either the current filters' conversations or the rows
+    selected (their uuids)."""
+
+    queue = forms.ModelChoiceField(queryset=Queue.objects.all())
+    scope = forms.ChoiceField(
+        choices=[("filters", "Every conversation matching the filters"), ("selected", "The selected rows")]
+    )
+    selected = UUIDListField(required=False)
 
 
 class _LockoutExplained:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chats import views, views_audit
+from chats import views, views_audit, views_review
 
 app_name = "chats"
 
@@ -28,4 +28,20 @@ urlpatterns += [
     path("audit/", views_audit.audit_list, name="audit_list"),
     path("audit/export/", views_audit.audit_export, name="audit_export"),
     path("audit/<int:pk>/", views_audit.audit_event, name="audit_event"),
+]
+
+# Team review (chats/views_review.py): queues, reviewing an item, adjudication, and adding to a queue.
+urlpatterns += [
+    path("queues/", views_review.queue_list, name="queue_list"),
+    path("queues/new/", views_review.queue_create, name="queue_create"),
+    path("queues/<int:pk>/", views_review.queue_detail, name="queue_detail"),
+    path("queues/<int:pk>/edit/", views_review.queue_update, name="queue_update"),
+    path("queues/<int:pk>/next/", views_review.queue_next, name="queue_next"),
+    path("queues/<int:pk>/assign/", views_review.queue_assign, name="queue_assign"),
+    path("queues/<int:pk>/adjudicate/", views_review.queue_adjudicate, name="queue_adjudicate"),
+    path("queues/<int:pk>/items/<int:item>/", views_review.review_page, name="queue_item"),
+    path("queues/<int:pk>/items/<int:item>/draft/", views_review.review_draft, name="review_draft"),
+    path("queues/<int:pk>/items/<int:item>/submit/", views_review.review_submit, name="review_submit"),
+    path("queues/<int:pk>/items/<int:item>/resolve/", views_review.item_resolve, name="item_resolve"),
+    path("conversations/add-to-queue/", views_review.queue_add, name="queue_add"),
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
@@ -53,6 +53,7 @@ from chats.selectors.conversations import conversation_page, next_in_queue
 from chats.selectors.dashboard import dashboard_read
 from chats.selectors.feedback import feedback_for_target
 from chats.selectors.given import given_read
+from chats.selectors.review import queue_choices
 from chats.selectors.threads import thread_read
 from chats.services import branches as branch_services
 from chats.services import feedback as feedback_services
@@ -140,6 +141,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     oldest_first, after, before = ListPageForm(request.GET).values()
     page = conversation_page(filterset.qs, after=after, before=before, oldest_first=oldest_first)
     list_query = _list_query(request.GET)
+    can_lead = roles_of(request).can_lead
     return render(
         request,
         "chats/conversation_list.html",
@@ -149,6 +151,10 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "list_query": list_query,
             "oldest_first": oldest_first,
             "has_filters": bool(list_query),
+            # Leads add the filters' conversations (or the selected rows) to a queue.
+            "can_lead": can_lead,
+            "queues": queue_choices() if can_lead else [],
+            "list_pairs": parse_qsl(list_query) if can_lead else [],
             "active_nav": "conversations",
         },
         using="jinja2",

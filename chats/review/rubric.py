@@ -165,3 +165,71 @@ def answers_errors(questions: list[dict[str, Any]], answers: Any, *, complete: b
             for message_key, each in value.items():
                 errors += _value_errors(question, each, f"{path}/{_pointer(message_key)}")
     return errors
+
+
+ORDINAL_TOLERANCE = 1  # ordinal answers further apart than this are a disagreement
+
+
+def _disagree(kind: str, values: list[Any]) -> bool:
+    if kind == "text" or len(values) < 2:
+        return False
+    if kind == "ordinal":
+        numbers = [value for value in values if _is_int(value)]
+        return bool(numbers) and max(numbers) - min(numbers) > ORDINAL_TOLERANCE
+    if kind == "multi_label":
+        return len({frozenset(value) for value in values if isinstance(value, list)}) > 1
+    return len({repr(value) for value in values}) > 1
+
+
+def disagreements(questions: list[dict[str, Any]], answer_sets: list[Mapping[str, Any]]) -> list[str]:
+    """The keys of the questions that reviewers answered differently (text questions never): different values
+    of a categorical, boolean or multi-label question, or ordinal answers more than ORDINAL_TOLERANCE apart; for
+    a question about messages, on any one message."""
+    keys = []
+    for question in questions:
+        key, kind = question["key"], question["type"]
+        given = [answers[key] for answers in answer_sets if answers.get(key) is not None]
+        if question.get("target", "conversation") == "conversation":
+            found = _disagree(kind, given)
+        else:
+            per_message: dict[str, list[Any]] = {}
+            for value in given:
+                if isinstance(value, dict):
+                    for message_key, each in value.items():
+                        per_message.setdefault(message_key, []).append(each)
+            found = any(_disagree(kind, values) for values in per_message.values())
+        if found:
+            keys.append(key)
+    return keys
+
+
+def _most_common(values: list[Any]) -> Any:
+    counts: dict[str, int] = {}
+    first: dict[str, Any] = {}
+    for value in values:
+        token = repr(sorted(value) if isinstance(value, list) else value)
+        counts[token] = counts.get(token, 0) + 1
+        first.setdefault(token, value)
+    return first[max(counts, key=lambda token: counts[token])] if counts else None
+
+
+def consensus(questions: list[dict[str, Any]], answer_sets: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The answer most reviewers gave to each question (the earliest of equally common ones; per message for a
+    question about messages), as a starting point for a lead's resolution."""
+    result: dict[str, Any] = {}
+    for question in questions:
+        key = question["key"]
+        given = [answers[key] for answers in answer_sets if answers.get(key) is not None]
+        if question.get("target", "conversation") == "conversation":
+            value = _most_common(given)
+            if value is not None:
+                result[key] = value
+            continue
+        per_message: dict[str, list[Any]] = {}
+        for value in given:
+            if isinstance(value, dict):
+                for message_key, each in value.items():
+                    per_message.setdefault(message_key, []).append(each)
+        if per_message:
+            result[key] = {message_key: _most_common(values) for message_key, values in per_message.items()}
+    return result

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.http import Http404
+from django.utils import timezone
 
-from chats.models import Queue, QueueItem, Resolution, Review, ReviewState, RubricVersion
+from chats.models import Lease, Queue, QueueItem, Resolution, Review, ReviewState, RubricVersion
 from chats.review.agreement import QuestionAgreement, question_agreement
 from chats.roles import Roles
 
@@ -58,7 +59,7 @@ def queue_items(queue: Queue) -> QuerySet[QueueItem]:
 
 
 def queue_item(queue: Queue, pk: int) -> QueueItem:
-    item = QueueItem.objects.select_related("queue", "conversation").filter(queue=queue, pk=pk).first()
+    item = QueueItem.objects.select_related("queue", "conversation__source").filter(queue=queue, pk=pk).first()
     if item is None:
         raise Http404("No such item in this queue.")
     return item
@@ -118,3 +119,75 @@ def _domain(question: dict[str, Any]) -> list[Any] | None:
     if question["type"] in ("categorical", "multi_label"):
         return list(question["options"])
     return None
+
+
+def queue_choices() -> list[Queue]:
+    """Every queue's id and name, for a lead's choice of where to add conversations (one query)."""
+    return list(Queue.objects.order_by("name").only("pk", "name"))
+
+
+def queues_listed(user: Any, roles: Roles) -> QuerySet[Queue]:
+    """queues_visible with how many of each queue's items are done."""
+    done = Q(items__submitted_count__gte=F("reviews_per_item"))
+    return queues_visible(user, roles).annotate(done_count=Count("items", filter=done, distinct=True))
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    done: int
+    in_progress: int  # not done, but reviewed, drafted or held by someone
+    waiting: int
+    reviews_by_person: list[tuple[str, int]]  # (username, submitted reviews), most first
+
+
+def queue_progress(queue: Queue) -> QueueProgress:
+    """Items done, in progress and waiting, and the submitted reviews per person (two queries)."""
+    now = timezone.now()
+    started = Q(submitted_count__gt=0) | Q(has_lease=True) | Q(has_review=True)
+    counts = (
+        QueueItem.objects.filter(queue=queue)
+        .annotate(
+            has_lease=Exists(Lease.objects.filter(item=OuterRef("pk"), expires_at__gt=now)),
+            has_review=Exists(Review.objects.filter(item=OuterRef("pk"))),
+        )
+        .aggregate(
+            done=Count("pk", filter=Q(submitted_count__gte=queue.reviews_per_item)),
+            in_progress=Count("pk", filter=Q(submitted_count__lt=queue.reviews_per_item) & started),
+            total=Count("pk"),
+        )
+    )
+    by_person = (
+        Review.objects.filter(item__queue=queue, state=ReviewState.SUBMITTED)
+        .values("reviewer__username")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "reviewer__username")
+    )
+    return QueueProgress(
+        done=counts["done"],
+        in_progress=counts["in_progress"],
+        waiting=counts["total"] - counts["done"] - counts["in_progress"],
+        reviews_by_person=[(row["reviewer__username"], row["n"]) for row in by_person],
+    )
+
+
+def queue_items_with_holders(queue: Queue, *, limit: int) -> list[QueueItem]:
+    """The queue's first `limit` items with their unexpired leases (and holders) and resolution flag (two
+    queries)."""
+    leases = (
+        Lease.objects.filter(expires_at__gt=timezone.now()).select_related("reviewer").order_by("reviewer__username")
+    )
+    return list(queue_items(queue).prefetch_related(Prefetch("leases", queryset=leases, to_attr="held"))[:limit])
+
+
+def queue_adjudication(queue: Queue, *, limit: int) -> list[QueueItem]:
+    """The queue's items with at least one submitted review, each with its submitted reviews (and reviewers) and its
+    resolution, oldest first (two queries)."""
+    submitted = (
+        Review.objects.filter(state=ReviewState.SUBMITTED).select_related("reviewer").order_by("submitted_at", "id")
+    )
+    return list(
+        QueueItem.objects.filter(queue=queue, submitted_count__gt=0)
+        .select_related("conversation", "resolution")
+        .prefetch_related(Prefetch("reviews", queryset=submitted, to_attr="submitted"))
+        .order_by("created_at", "id")[:limit]
+    )

@@ -25,6 +25,13 @@
       event.preventDefault();
       openKeys();
     } else if (event.key === "n") {
+      // A queue's page has its own "next": the form that leases the reviewer's next item.
+      var nextForm = document.querySelector("form[data-next-form]");
+      if (nextForm) {
+        event.preventDefault();
+        nextForm.requestSubmit();
+        return;
+      }
       var next = document.getElementById("next-unreviewed");
       if (next) {
         event.preventDefault();

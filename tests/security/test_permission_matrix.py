@@ -151,6 +151,49 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "chats:audit_event":     {"GET":   row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
     "chats:audit_export":    {"GET":   row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
 
+    # ---- Team review pages. Reading needs a reading role (no role: 403); the queue's page, its items and the
+    # review page are seen by its members (the two reviewers), by those who audit (auditor, staff) and by leads
+    # (the superuser). Leads create and edit queues, assign items, resolve them and add conversations (everyone
+    # else: 403). Only members lease and review (the others, a lead too: 403, the service's NotAllowed). The
+    # adjudication page is for leads and those who audit.
+    #                                      anonymous    source_a_key source_b_key reviewer     other_rev.   auditor      no_role      staff        superuser
+    "chats:queue_list":      {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
+    "chats:queue_detail":    {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
+    "chats:queue_item":      {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
+    "chats:queue_adjudicate": {"GET":  row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
+    "chats:queue_create": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
+    },
+    "chats:queue_update": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
+    },
+    "chats:queue_assign": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
+    },
+    "chats:item_resolve": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
+    },
+    "chats:queue_add": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
+    },
+    "chats:queue_next": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         403,         403,         403,         403),
+    },
+    "chats:review_draft": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         403,         403,         403,         403),
+    },
+    "chats:review_submit": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         403,         403,         403,         403),
+    },
+
     # ---- Sign-in and sign-out are open to everyone. The sign-in form is shown to all (already signed in too);
     # a wrong password answers the form again. Signing out is a POST (GET: 405) that lands on the sign-in page.
     "login": {
@@ -1051,6 +1094,8 @@ def build_targets(world: World) -> dict[str, Target]:
     conversation_api = f"/api/v1/conversations/{world.conversation.uuid}/"
     queue_api = f"/api/v1/queues/{world.queue.pk}/"
     item_api = f"{queue_api}items/{world.queue_item.pk}/"
+    queue_page = f"/queues/{world.queue.pk}/"
+    item_page = f"{queue_page}items/{world.queue_item.pk}/"
     receipt = world.admin_objects["chats.ingestionreceipt"]
     artifact = world.admin_objects["chats.injectedartifact"]
     assert isinstance(receipt, IngestionReceipt) and isinstance(artifact, InjectedArtifact)
@@ -1081,6 +1126,54 @@ def build_targets(world: World) -> dict[str, Target]:
         "chats:audit_export": Target(
             ("/audit/export/?format=ndjson", "/audit/export/?format=csv&action=feedback.created")
         ),
+        "chats:queue_list": Target(("/queues/",)),
+        "chats:queue_detail": Target((queue_page,)),
+        "chats:queue_item": Target((item_page,)),
+        "chats:queue_adjudicate": Target((f"{queue_page}adjudicate/",)),
+        "chats:queue_create": Target(
+            ("/queues/new/",),
+            {
+                "POST": {
+                    "name": "New",
+                    "reviews_per_item": "1",
+                    "rubric-TOTAL_FORMS": "1",
+                    "rubric-INITIAL_FORMS": "0",
+                    "rubric-0-key": "correct",
+                    "rubric-0-prompt": "Correct?",
+                    "rubric-0-type": "boolean",
+                    "rubric-0-target": "conversation",
+                }
+            },
+        ),
+        "chats:queue_update": Target(
+            (f"{queue_page}edit/",),
+            {
+                "POST": {
+                    "name": "Answers, renamed",
+                    "reviews_per_item": "2",
+                    "members": ["rita", "oscar", "mia"],
+                    "rubric-TOTAL_FORMS": "1",
+                    "rubric-INITIAL_FORMS": "0",
+                    "rubric-0-key": "correct",
+                    "rubric-0-prompt": "Correct?",
+                    "rubric-0-type": "categorical",
+                    "rubric-0-options": "yes, no",
+                    "rubric-0-target": "conversation",
+                }
+            },
+        ),
+        "chats:queue_assign": Target(
+            (f"{queue_page}assign/",),
+            {"POST": {"item": str(world.queue_item.pk), "reviewer": "rita", "action": "assign"}},
+        ),
+        "chats:item_resolve": Target((f"{item_page}resolve/",), {"POST": {"q.correct": "no"}}),
+        "chats:queue_add": Target(
+            ("/conversations/add-to-queue/",),
+            {"POST": {"queue": str(world.queue.pk), "scope": "selected", "selected": str(world.conversation_b.uuid)}},
+        ),
+        "chats:queue_next": Target((f"{queue_page}next/",)),
+        "chats:review_draft": Target((f"{item_page}draft/",), {"POST": {"q.correct": "no"}}),
+        "chats:review_submit": Target((f"{item_page}submit/",), {"POST": {"q.correct": "no"}}),
         "login": Target(("/accounts/login/",), {"POST": {"username": "nobody-here", "password": "wrong"}}),
         "logout": Target(("/accounts/logout/",)),
         "api:ingest": Target(("/api/v1/ingest/",), {"POST": JsonBody(TINY_DOCUMENT)}),

@@ -1,0 +1,454 @@
+"""The team review pages: queues, the review of one item with its rubric, adjudication, and "Add to queue".
+
+Who may do what is decided by `request_roles` and by the services: every reader sees the queues
+`queues_visible` gives them (the queues they work; leads and auditors see all); leads create and edit queues,
+assign items and resolve them; the members of a queue take its items and review them (the services refuse anyone
+else: `NotAllowed`, the site's 403). Blind review is `item_reviews`'s decision; these views only show what it
+returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from chats.errors import InvalidInput
+from chats.filters import ConversationFilter
+from chats.forms import (
+    AddToQueueForm,
+    CorrectionForm,
+    ItemLeadForm,
+    ReviewQueueForm,
+    RubricAnswersForm,
+    RubricFormSet,
+    RubricQuestionForm,
+    rubric_questions,
+)
+from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion, ViewedVia
+from chats.review.rubric import consensus, disagreements
+from chats.roles import Roles
+from chats.selectors.review import (
+    current_rubric,
+    item_reviews,
+    queue_adjudication,
+    queue_item,
+    queue_items_with_holders,
+    queue_progress,
+    queue_visible,
+    queues_listed,
+)
+from chats.selectors.threads import thread_read
+from chats.services import review as review_services
+from chats.services.reads import conversation_view_record
+from chats.views import _actor, _is_htmx, _list_query, reviewer_page, roles_of
+
+ITEMS_SHOWN = 200  # items listed on a queue's page (the counts cover all)
+ADJUDICATION_SHOWN = 100  # reviewed items on the adjudication page
+
+
+def _lead(request: HttpRequest) -> Roles:
+    roles = roles_of(request)
+    if not roles.can_lead:
+        raise PermissionDenied
+    return roles
+
+
+def _errors(invalid: InvalidInput) -> list[str]:
+    return [f"{e['path']}: {e['message']}" if e["path"] else e["message"] for e in invalid.errors]
+
+
+def _form_errors(*forms: Any) -> list[str]:
+    found = []
+    for form in forms:
+        for name, errors in form.errors.items():
+            found += [f"{name}: {error}" if name != "__all__" else str(error) for error in errors]
+    return found
+
+
+def _question_rows(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [RubricQuestionForm.initial_of(question) for question in questions]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Queues
+
+
+def _queue_list_page(
+    request: HttpRequest, *, form: ReviewQueueForm, rubric: Any, errors: list[str], status: int = 200
+) -> HttpResponse:
+    roles = roles_of(request)
+    return render(
+        request,
+        "chats/queue_list.html",
+        {
+            "queues": list(queues_listed(request.user, roles)),
+            "can_lead": roles.can_lead,
+            "form": form,
+            "rubric": rubric,
+            "errors": errors,
+            "active_nav": "queues",
+        },
+        status=status,
+        using="jinja2",
+    )
+
+
+@require_GET
+@reviewer_page()
+def queue_list(request: HttpRequest) -> HttpResponse:
+    return _queue_list_page(request, form=ReviewQueueForm(), rubric=RubricFormSet(prefix="rubric"), errors=[])
+
+
+@require_POST
+@reviewer_page()
+def queue_create(request: HttpRequest) -> HttpResponse:
+    _lead(request)
+    form = ReviewQueueForm(request.POST)
+    rubric = RubricFormSet(request.POST, prefix="rubric")
+    if not (form.is_valid() and rubric.is_valid()):
+        errors = _form_errors(form, *rubric.forms) + [str(e) for e in rubric.non_form_errors()]
+        return _queue_list_page(request, form=form, rubric=rubric, errors=errors, status=400)
+    data = form.cleaned_data
+    try:
+        queue = review_services.queue_create(
+            actor=_actor(request),
+            name=data["name"],
+            questions=rubric_questions(rubric),
+            instructions=data["instructions"],
+            reviews_per_item=data["reviews_per_item"],
+            members=list(data["members"]),
+        )
+    except InvalidInput as invalid:
+        return _queue_list_page(request, form=form, rubric=rubric, errors=_errors(invalid), status=400)
+    messages.success(request, f"Queue {queue.name!r} created.")
+    return redirect("chats:queue_detail", pk=queue.pk)
+
+
+def _queue_page(
+    request: HttpRequest,
+    queue: Queue,
+    *,
+    form: ReviewQueueForm | None = None,
+    rubric_form: Any = None,
+    errors: list[str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    roles = roles_of(request)
+    detail = queue_visible(request.user, roles, queue.pk, detail=True)
+    rubric: RubricVersion = detail.rubric_versions.all()[0]  # prefetched, newest first
+    members = list(detail.members.all())
+    if roles.can_lead and form is None:
+        form = ReviewQueueForm(
+            initial={
+                "name": detail.name,
+                "instructions": detail.instructions,
+                "reviews_per_item": detail.reviews_per_item,
+                "members": [member.username for member in members],
+            }
+        )
+        rubric_form = RubricFormSet(initial=_question_rows(rubric.questions), prefix="rubric")
+    return render(
+        request,
+        "chats/queue_detail.html",
+        {
+            "queue": detail,
+            "rubric": rubric,
+            "members": members,
+            "is_member": any(member.pk == request.user.pk for member in members),
+            "progress": queue_progress(detail),
+            "items": queue_items_with_holders(detail, limit=ITEMS_SHOWN),
+            "can_lead": roles.can_lead,
+            "can_adjudicate": roles.can_lead or roles.can_audit,
+            "form": form,
+            "rubric_form": rubric_form,
+            "errors": errors or [],
+            "active_nav": "queues",
+        },
+        status=status,
+        using="jinja2",
+    )
+
+
+@require_GET
+@reviewer_page()
+def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    return _queue_page(request, queue_visible(request.user, roles_of(request), pk))
+
+
+@require_POST
+@reviewer_page()
+def queue_update(request: HttpRequest, pk: int) -> HttpResponse:
+    roles = _lead(request)
+    queue = queue_visible(request.user, roles, pk)
+    form = ReviewQueueForm(request.POST)
+    rubric = RubricFormSet(request.POST, prefix="rubric")
+    if not (form.is_valid() and rubric.is_valid()):
+        errors = _form_errors(form, *rubric.forms) + [str(e) for e in rubric.non_form_errors()]
+        return _queue_page(request, queue, form=form, rubric_form=rubric, errors=errors, status=400)
+    data = form.cleaned_data
+    try:
+        changed = review_services.queue_update(
+            actor=_actor(request),
+            queue=queue,
+            name=data["name"],
+            instructions=data["instructions"],
+            reviews_per_item=data["reviews_per_item"],
+            questions=rubric_questions(rubric),
+            members=list(data["members"]),
+        )
+    except InvalidInput as invalid:
+        return _queue_page(request, queue, form=form, rubric_form=rubric, errors=_errors(invalid), status=400)
+    messages.success(request, "Queue saved." if changed else "Nothing changed.")
+    return redirect("chats:queue_detail", pk=queue.pk)
+
+
+@require_POST
+@reviewer_page()
+def queue_next(request: HttpRequest, pk: int) -> HttpResponse:
+    """The reviewer's next item of the queue, held for them (item_lease_next), or back to the queue."""
+    queue = queue_visible(request.user, roles_of(request), pk)
+    item = review_services.item_lease_next(queue=queue, reviewer=_actor(request))
+    if item is None:
+        messages.info(request, "Nothing left for you to review in this queue.")
+        return redirect("chats:queue_detail", pk=queue.pk)
+    return redirect("chats:queue_item", pk=queue.pk, item=item.pk)
+
+
+@require_POST
+@reviewer_page()
+def queue_assign(request: HttpRequest, pk: int) -> HttpResponse:
+    """A lead assigns an item to a named member, or releases the slots held on it (by one reviewer or all)."""
+    roles = _lead(request)
+    queue = queue_visible(request.user, roles, pk)
+    form = ItemLeadForm(request.POST)
+    if not form.is_valid():
+        for error in _form_errors(form):
+            messages.error(request, error)
+        return redirect("chats:queue_detail", pk=queue.pk)
+    item = queue_item(queue, form.cleaned_data["item"])
+    reviewer = form.cleaned_data["reviewer"]
+    try:
+        if form.cleaned_data["action"] == "assign":
+            if reviewer is None:
+                raise InvalidInput([{"path": "/reviewer", "message": "choose the reviewer to assign it to"}])
+            review_services.item_assign(actor=_actor(request), item=item, reviewer=reviewer)
+            messages.success(request, f"Item {item.pk} assigned to {reviewer.username}.")
+        else:
+            released = review_services.item_release(actor=_actor(request), item=item, reviewer=reviewer)
+            messages.success(request, f"Item {item.pk}: {released} slot{'s' if released != 1 else ''} released.")
+    except InvalidInput as invalid:
+        for error in _errors(invalid):
+            messages.error(request, error)
+    return redirect("chats:queue_detail", pk=queue.pk)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reviewing one item
+
+
+def _targets(questions: list[dict[str, Any]], thread_messages: list[Any]) -> dict[str, list[tuple[str, str]]]:
+    """For each question about the messages of a role: (message key, what to call it) of those messages."""
+    targets: dict[str, list[tuple[str, str]]] = {}
+    for question in questions:
+        target = question.get("target", "conversation")
+        if target.startswith("role:"):
+            role = target[5:]
+            targets[question["key"]] = [
+                (each.message.key, f"message #{each.message.position + 1}")
+                for each in thread_messages
+                if each.message.role == role
+            ]
+    return targets
+
+
+@require_GET
+@reviewer_page()
+def review_page(request: HttpRequest, pk: int, item: int) -> HttpResponse:
+    roles = roles_of(request)
+    queue = queue_visible(request.user, roles, pk, detail=True)
+    found = queue_item(queue, item)
+    conversation = found.conversation
+    conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
+    data = thread_read(conversation, user=request.user)
+    visible = item_reviews(found, request.user, roles)
+    own = next((review for review in visible.reviews if review.reviewer_id == request.user.pk), None)
+    others = [review for review in visible.reviews if review is not own]
+    is_member = any(member.pk == request.user.pk for member in queue.members.all())
+    submitted = own is not None and own.state == ReviewState.SUBMITTED
+    rubric = own.rubric_version if submitted and own is not None else queue.rubric_versions.all()[0]
+    return render(
+        request,
+        "chats/queue_item.html",
+        {
+            "queue": queue,
+            "item": found,
+            "conversation": conversation,
+            "thread": data,
+            "questions": rubric.questions,
+            "targets": _targets(rubric.questions, data.messages),
+            "own": own,
+            "answers": own.answers if own is not None else {},
+            "others": others,
+            "hidden": visible.hidden,
+            "editable": is_member and not submitted,
+            "submitted": submitted,
+            # The thread's own feedback forms stay on the thread page: here the rubric is the review.
+            "can_write": False,
+            "urls": {},
+            "list_query": "",
+            "thread_query": "",
+            "open_feedback": "",
+            "next_url": request.path,
+            "active_nav": "queues",
+        },
+        using="jinja2",
+    )
+
+
+def _item_of(request: HttpRequest, pk: int, item: int) -> QueueItem:
+    return queue_item(queue_visible(request.user, roles_of(request), pk), item)
+
+
+@require_POST
+@reviewer_page()
+def review_draft(request: HttpRequest, pk: int, item: int) -> HttpResponse:
+    """Save the answers so far (review_save_draft). htmx gets the live region's new words, a form post a redirect."""
+    found = _item_of(request, pk, item)
+    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
+    form.is_valid()
+    try:
+        review_services.review_save_draft(reviewer=_actor(request), item=found, answers=form.cleaned_data["answers"])
+    except InvalidInput as invalid:
+        text = "Draft not saved: " + "; ".join(_errors(invalid))
+        if _is_htmx(request):
+            return HttpResponse(text, content_type="text/plain; charset=utf-8")
+        messages.error(request, text)
+        return redirect("chats:queue_item", pk=pk, item=found.pk)
+    text = f"Draft saved at {timezone.localtime():%H:%M:%S}."
+    if _is_htmx(request):
+        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+    messages.success(request, text)
+    return redirect("chats:queue_item", pk=pk, item=found.pk)
+
+
+@require_POST
+@reviewer_page()
+def review_submit(request: HttpRequest, pk: int, item: int) -> HttpResponse:
+    """Submit the review, once (review_submit). Refused answers are kept as a draft."""
+    found = _item_of(request, pk, item)
+    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
+    form.is_valid()
+    answers = form.cleaned_data["answers"]
+    try:
+        review_services.review_submit(reviewer=_actor(request), item=found, answers=answers)
+    except InvalidInput as invalid:
+        for error in _errors(invalid):
+            messages.error(request, f"Not submitted: {error}")
+        # Unless already submitted, or answers a draft cannot hold either: the errors above say why.
+        with contextlib.suppress(InvalidInput):
+            review_services.review_save_draft(reviewer=_actor(request), item=found, answers=answers)
+        return redirect("chats:queue_item", pk=pk, item=found.pk)
+    messages.success(request, "Review submitted. The other reviewers' answers are shown below.")
+    return redirect("chats:queue_item", pk=pk, item=found.pk)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Adjudication
+
+
+@require_GET
+@reviewer_page()
+def queue_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
+    """The reviewed items, those with disagreements first, each with its reviews side by side; leads resolve."""
+    roles = roles_of(request)
+    if not (roles.can_lead or roles.can_audit):
+        raise PermissionDenied
+    queue = queue_visible(request.user, roles, pk, detail=True)
+    questions = queue.rubric_versions.all()[0].questions
+    rows = []
+    for each in queue_adjudication(queue, limit=ADJUDICATION_SHOWN):
+        submitted: list[Review] = each.submitted  # type: ignore[attr-defined]  # prefetched by queue_adjudication
+        answer_sets = [review.answers for review in submitted]
+        resolution = getattr(each, "resolution", None)
+        targets: dict[str, list[tuple[str, str]]] = {}
+        for question in questions:
+            if question.get("target", "conversation") != "conversation":
+                keys = sorted({k for answers in answer_sets for k in (answers.get(question["key"]) or {})})
+                targets[question["key"]] = [(key, f"message {key}") for key in keys]
+        rows.append(
+            {
+                "item": each,
+                "reviews": submitted,
+                "disagree": disagreements(questions, answer_sets),
+                "resolution": resolution,
+                "answers": resolution.answers if resolution is not None else consensus(questions, answer_sets),
+                "targets": targets,
+            }
+        )
+    rows.sort(key=lambda row: not row["disagree"])  # stable: oldest first within each group
+    return render(
+        request,
+        "chats/queue_adjudicate.html",
+        {"queue": queue, "questions": questions, "rows": rows, "can_lead": roles.can_lead, "active_nav": "queues"},
+        using="jinja2",
+    )
+
+
+@require_POST
+@reviewer_page()
+def item_resolve(request: HttpRequest, pk: int, item: int) -> HttpResponse:
+    roles = _lead(request)
+    found = queue_item(queue_visible(request.user, roles, pk), item)
+    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
+    form.is_valid()
+    correction = CorrectionForm(request.POST)
+    if not correction.is_valid():
+        for error in _form_errors(correction):
+            messages.error(request, error)
+    else:
+        try:
+            review_services.item_resolve(
+                actor=_actor(request),
+                item=found,
+                answers=form.cleaned_data["answers"],
+                correction=correction.cleaned_data["correction"],
+            )
+            messages.success(request, f"Item {found.pk} resolved.")
+        except InvalidInput as invalid:
+            for error in _errors(invalid):
+                messages.error(request, f"Item {found.pk} not resolved: {error}")
+    return HttpResponseRedirect(reverse("chats:queue_adjudicate", args=[pk]) + f"#item-{found.pk}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Add to queue (the conversation list)
+
+
+@require_POST
+@reviewer_page()
+def queue_add(request: HttpRequest) -> HttpResponse:
+    """Add the list's current filters' conversations (the same FilterSet, set-based), or the selected rows."""
+    _lead(request)
+    list_query = _list_query(request.POST)
+    back = reverse("chats:conversation_list") + (f"?{list_query}" if list_query else "")
+    form = AddToQueueForm(request.POST)
+    if not form.is_valid():
+        for error in _form_errors(form):
+            messages.error(request, error)
+        return HttpResponseRedirect(back)
+    queue = form.cleaned_data["queue"]
+    if form.cleaned_data["scope"] == "selected":
+        conversations = Conversation.objects.filter(uuid__in=form.cleaned_data["selected"])
+    else:
+        conversations = ConversationFilter(request.POST, queryset=Conversation.objects.all()).qs
+    added = review_services.queue_add_conversations(actor=_actor(request), queue=queue, conversations=conversations)
+    messages.success(request, f"{added} conversation{'s' if added != 1 else ''} added to {queue.name!r}.")
+    return HttpResponseRedirect(back)
