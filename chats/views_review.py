@@ -33,12 +33,14 @@ from chats.forms import (
     rubric_questions,
 )
 from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion, ViewedVia
+from chats.review.agreement import MIN_ITEMS, agreement_chart_layout, agreement_chart_rows
 from chats.review.rubric import consensus, disagreements
 from chats.roles import Roles
 from chats.selectors.review import (
     current_rubric,
     item_reviews,
     queue_adjudication,
+    queue_agreement,
     queue_item,
     queue_items_with_holders,
     queue_progress,
@@ -132,6 +134,17 @@ def queue_create(request: HttpRequest) -> HttpResponse:
     return redirect("chats:queue_detail", pk=queue.pk)
 
 
+def _agreement(queue: Queue) -> dict[str, Any]:
+    """Agreement per question, for those who may see everyone's answers (leads and auditors): the figures would
+    tell a reviewer the others' answers."""
+    figures = queue_agreement(queue)
+    return {
+        "agreement": figures,
+        "agreement_chart": agreement_chart_layout(agreement_chart_rows(figures)),
+        "agreement_min_items": MIN_ITEMS,
+    }
+
+
 def _queue_page(
     request: HttpRequest,
     queue: Queue,
@@ -164,6 +177,7 @@ def _queue_page(
             "members": members,
             "is_member": any(member.pk == request.user.pk for member in members),
             "progress": queue_progress(detail),
+            **(_agreement(detail) if roles.can_lead or roles.can_audit else {}),
             "items": queue_items_with_holders(detail, limit=ITEMS_SHOWN),
             "can_lead": roles.can_lead,
             "can_adjudicate": roles.can_lead or roles.can_audit,

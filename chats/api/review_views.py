@@ -294,16 +294,8 @@ class QueueAgreementView(APIView):
         rubric = current_rubric(queue)
         figures = queue_agreement(queue)
         prompts = {question["key"]: question.get("prompt", "") for question in rubric.questions}
-        names = dict(User.objects.filter(queue_reviews__item__queue=queue).distinct().values_list("pk", "username"))
-
-        def named(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            return [{**pair, "reviewers": [names.get(r, str(r)) for r in pair["reviewers"]]} for pair in pairs]
-
         questions = []
         for key, figure in figures.items():
-            data = figure.as_dict()
-            data["pairs"] = named(data["pairs"])
-            data["per_label"] = [{**label, "pairs": named(label["pairs"])} for label in data["per_label"]]
-            questions.append({"key": key, "prompt": prompts.get(key, ""), **data})
+            questions.append({"key": key, "prompt": prompts.get(key, ""), **figure.as_dict()})
         payload = {"queue": queue.pk, "rubric_version": rubric.version, "min_items": MIN_ITEMS, "questions": questions}
         return Response(rs.AgreementSerializer(payload).data)

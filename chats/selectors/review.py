@@ -4,9 +4,11 @@ review lets a person see them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.functions import TruncDate
 from django.http import Http404
 from django.utils import timezone
 
@@ -88,12 +90,12 @@ def item_reviews(item: QueueItem, user: Any, roles: Roles) -> VisibleReviews:
 
 def queue_agreement(queue: Queue) -> dict[str, QuestionAgreement]:
     """Agreement per question of the queue's current rubric, over submitted reviews only (design/review.md,
-    Agreement). A question on a kind of message counts each (item, message) as a unit. Free-text questions have
-    none. Two queries, whatever the number of reviews."""
+    Agreement), with reviewers named by user name. A question on a kind of message counts each (item, message) as
+    a unit. Free-text questions have none. Two queries, whatever the number of reviews."""
     questions = [q for q in current_rubric(queue).questions if q.get("type") != "text"]
-    tables: dict[str, dict[tuple[int, str], dict[int, Any]]] = {q["key"]: {} for q in questions}
+    tables: dict[str, dict[tuple[int, str], dict[str, Any]]] = {q["key"]: {} for q in questions}
     submitted = Review.objects.filter(item__queue=queue, state=ReviewState.SUBMITTED).values_list(
-        "item_id", "reviewer_id", "answers"
+        "item_id", "reviewer__username", "answers"
     )
     for item_id, reviewer_id, answers in submitted.iterator(chunk_size=2000):
         for question in questions:
@@ -138,10 +140,14 @@ class QueueProgress:
     in_progress: int  # not done, but reviewed, drafted or held by someone
     waiting: int
     reviews_by_person: list[tuple[str, int]]  # (username, submitted reviews), most first
+    reviews_by_day: list[tuple[str, int]]  # (ISO day, submitted reviews) over the last REVIEW_DAYS days, oldest first
+
+
+REVIEW_DAYS = 30
 
 
 def queue_progress(queue: Queue) -> QueueProgress:
-    """Items done, in progress and waiting, and the submitted reviews per person (two queries)."""
+    """Items done, in progress and waiting, and the submitted reviews per person and per day (three queries)."""
     now = timezone.now()
     started = Q(submitted_count__gt=0) | Q(has_lease=True) | Q(has_review=True)
     counts = (
@@ -162,7 +168,19 @@ def queue_progress(queue: Queue) -> QueueProgress:
         .annotate(n=Count("pk"))
         .order_by("-n", "reviewer__username")
     )
+    by_day = (
+        Review.objects.filter(
+            item__queue=queue,
+            state=ReviewState.SUBMITTED,
+            submitted_at__gte=now - timedelta(days=REVIEW_DAYS),
+        )
+        .annotate(day=TruncDate("submitted_at"))
+        .values("day")
+        .annotate(n=Count("pk"))
+        .order_by("day")
+    )
     return QueueProgress(
+        reviews_by_day=[(row["day"].isoformat(), row["n"]) for row in by_day],
         done=counts["done"],
         in_progress=counts["in_progress"],
         waiting=counts["total"] - counts["done"] - counts["in_progress"],

@@ -163,6 +163,6 @@ def test_agreement_reads_in_a_fixed_number_of_queries(
         submit(reviewer, queue, item, answers)
         submit(other_reviewer, queue, item, {**answers, "correct": "wrong"})
     client = client_of(lead)
-    # The same at 2 and at 12 items: session, user, roles (twice), queue, rubric, reviews, names.
-    with django_assert_num_queries(8):
+    # The same at 2 and at 12 items: session, user, roles (twice), queue, rubric, reviews.
+    with django_assert_num_queries(7):
         assert client.get(f"/api/v1/queues/{queue.pk}/agreement/").status_code == 200

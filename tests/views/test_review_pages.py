@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import timezone
 
 from chats.models import AuditEvent, Conversation, Lease, Queue, QueueItem, Resolution, Review, ReviewState, Source
 from chats.services.review import item_lease_next, queue_add_conversations, review_submit
@@ -209,6 +210,32 @@ def test_the_queue_page_counts_items_done_in_progress_and_waiting(
 
     assert (progress.done, progress.in_progress, progress.waiting) == (1, 1, 1)
     assert progress.reviews_by_person == [("oscar", 1), ("rita", 1)]
+
+
+def test_leads_and_auditors_see_agreement_and_reviews_per_day_and_reviewers_do_not(
+    client: Client, queue: Queue, lead: User, reviewer: User, other_reviewer: User, auditor: User, source: Source
+) -> None:
+    fill_queue(queue, lead, source, 1)
+    first, second = QueueItem.objects.filter(queue=queue).order_by("pk")[:2]
+    for item, (a, b) in ((first, ("correct", "correct")), (second, ("wrong", "correct"))):
+        submit_as(reviewer, item, correct=a)
+        submit_as(other_reviewer, item, correct=b)
+
+    page = signed_in(client, lead).get(f"/queues/{queue.pk}/")
+    html = page.content.decode()
+    figures = page.context["agreement"]
+    assert set(figures) == {"correct", "issues", "quality", "tools_ok"}  # the text question has none
+    assert (figures["correct"].n_items, figures["correct"].meaningful) == (2, False)
+    (pair,) = figures["correct"].pairs
+    assert (pair.reviewers, pair.percent_agreement) == (("oscar", "rita"), 0.5)
+    assert 'id="agreement-title"' in html and "too few" in html and "oscar – rita" in html
+    assert page.context["progress"].reviews_by_day == [(timezone.localdate().isoformat(), 4)]
+    assert 'id="chart-per-day-title"' in html
+
+    assert "agreement" in signed_in(Client(), auditor).get(f"/queues/{queue.pk}/").context
+    as_reviewer = signed_in(Client(), reviewer).get(f"/queues/{queue.pk}/")
+    assert "agreement" not in as_reviewer.context
+    assert 'id="agreement-title"' not in as_reviewer.content.decode()
 
 
 def test_next_item_leases_an_item_and_opens_its_review_page(client: Client, queue: Queue, reviewer: User) -> None:
