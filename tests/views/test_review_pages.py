@@ -228,7 +228,7 @@ def test_leads_and_auditors_see_agreement_and_reviews_per_day_and_reviewers_do_n
     assert (figures["correct"].n_items, figures["correct"].meaningful) == (2, False)
     (pair,) = figures["correct"].pairs
     assert (pair.reviewers, pair.percent_agreement) == (("oscar", "rita"), 0.5)
-    assert 'id="agreement-title"' in html and "too few" in html and "oscar – rita" in html
+    assert 'id="agreement-title"' in html and "too few" in html and "oscar \u2013 rita" in html
     assert page.context["progress"].reviews_by_day == [(timezone.localdate().isoformat(), 4)]
     assert 'id="chart-per-day-title"' in html
 
