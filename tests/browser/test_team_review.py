@@ -118,8 +118,14 @@ def test_two_reviewers_work_a_queue_blind_and_the_lead_adjudicates_their_disagre
     sign_in(page, base, "lena", f"/queues/{queue.pk}/")
     page.get_by_text("Done").first.wait_for()
     assert page.locator('dd[data-count="done"]').inner_text() == "2"
+    # The lead sees agreement per question: both agreed on one item of two, on two items only ("too few").
+    agreement = page.locator("section.agreement")
+    assert "oscar \u2013 rita" in agreement.locator('tr[data-question="correct"]').inner_text()
+    assert "too few" in agreement.inner_text()
+    assert serious(page) == []
     if os.environ.get("SCREENSHOTS"):
         page.screenshot(path=str(DOCS / "screenshot-queue.png"), full_page=True)
+        agreement.screenshot(path=str(DOCS / "screenshot-agreement.png"))
     page.get_by_role("link", name="Adjudicate").click()
     items = page.locator("article.adjudication")
     items.first.wait_for()
