@@ -428,6 +428,35 @@ class ConversationFilter(django_filters.FilterSet):
         return {name: value for name, value in given.items() if value not in (None, "")}
 
 
+def conversation_filter_checked(
+    data: Any, *, path: str = "/filters"
+) -> tuple[ConversationFilter | None, list[dict[str, str]]]:
+    """A saved set of the list's filters (a queue rule's) as the list's FilterSet over every conversation, or None
+    and what is wrong, each error naming its parameter (`/filters/<name>`): a name the list does not offer, a value
+    that is not a string (or, for a repeated parameter, a list of strings), or what the FilterSet refuses."""
+    if not isinstance(data, dict):
+        return None, [{"path": path, "message": "must be an object of the list's query parameters"}]
+    errors = []
+    for name, value in data.items():
+        if name not in ConversationFilter.base_filters:
+            errors.append({"path": f"{path}/{name}", "message": "not a filter of the conversation list"})
+        elif not isinstance(value, str) and not (
+            isinstance(value, list) and all(isinstance(item, str) for item in value)
+        ):
+            errors.append({"path": f"{path}/{name}", "message": "must be a string (or a list of strings)"})
+    if errors:
+        return None, errors
+    filterset = ConversationFilter(data, queryset=Conversation.objects.all())
+    # Over every conversation, for any source: a rule may name a source that has sent nothing yet.
+    filterset.filters["source"].queryset = Source.objects.order_by("name")
+    if filterset.is_valid():
+        return filterset, []
+    return None, [
+        {"path": f"{path}/{name}", "message": " ".join(str(message) for message in messages)}
+        for name, messages in filterset.errors.items()
+    ]
+
+
 class ExportFilter(ConversationFilter):
     """The conversation filters on the export endpoint, where `format` names the output: the filter on the format
     a conversation arrived in is spelled `input_format` there."""

@@ -18,7 +18,14 @@ _READ_CONVERSATIONS = (
     "view_label",
     "view_feedback",
 )
-_READ_TEAM_REVIEW = ("view_queue", "view_rubricversion", "view_queueitem", "view_review", "view_resolution")
+_READ_TEAM_REVIEW = (
+    "view_queue",
+    "view_queuerule",
+    "view_rubricversion",
+    "view_queueitem",
+    "view_review",
+    "view_resolution",
+)
 
 # Each role's model permissions in the `chats` app, as the admin checks them. The groups are made from this one
 # table after every `migrate` and every test flush (`ensure_role_groups`, on `post_migrate`).
@@ -45,6 +52,9 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         *_READ_TEAM_REVIEW,
         "add_queue",
         "change_queue",
+        "add_queuerule",
+        "change_queuerule",
+        "delete_queuerule",
         "add_resolution",
         "change_resolution",
     ),

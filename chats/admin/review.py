@@ -1,4 +1,4 @@
-"""Team review in the admin: queues, their rubric versions, items, leases, reviews and resolutions, read-only (they
+"""Team review in the admin: queues, their rules, their rubric versions, items, leases, reviews and resolutions, read-only (they
 change through the review services and API, which audit every write)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from chats.admin.base import ReadOnlyAdmin
-from chats.models import Lease, Queue, QueueItem, Resolution, Review, RubricVersion
+from chats.models import Lease, Queue, QueueItem, QueueRule, Resolution, Review, RubricVersion
 
 
 @admin.register(Queue)
@@ -15,6 +15,15 @@ class QueueAdmin(ReadOnlyAdmin):
     list_select_related = ["created_by"]
     search_fields = ["name"]
     raw_id_fields = ["created_by"]
+
+
+@admin.register(QueueRule)
+class QueueRuleAdmin(ReadOnlyAdmin):
+    list_display = ["name", "queue", "sample_rate", "enabled", "created_by", "updated_at"]
+    list_select_related = ["queue", "created_by"]
+    list_filter = ["enabled"]
+    search_fields = ["name"]
+    raw_id_fields = ["queue", "created_by"]
 
 
 @admin.register(RubricVersion)

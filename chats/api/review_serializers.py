@@ -1,7 +1,9 @@
-"""Team review's API input and output: queues with their current rubric, items, reviews and resolutions."""
+"""Team review's API input and output: queues with their current rubric, their rules, items, reviews and
+resolutions."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
@@ -155,3 +157,43 @@ class AgreementSerializer(serializers.Serializer[Any]):
 
 def item_of(item: QueueItem) -> dict[str, Any]:
     return dict(QueueItemSerializer(item).data)
+
+
+FILTERS_HELP = (
+    "The conversation list's filters, by query parameter name (`source`, `tool_name`, `has_tool_calls`, ...): "
+    "each value a string, or a list of strings for a repeated parameter. Checked by the list's own filters."
+)
+
+
+class QueueRuleSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    queue = serializers.IntegerField(source="queue_id")
+    name = serializers.CharField()
+    filters = serializers.JSONField(help_text=FILTERS_HELP)
+    sample_rate = serializers.DecimalField(max_digits=5, decimal_places=4, coerce_to_string=False)
+    enabled = serializers.BooleanField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class QueueRuleInputSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=200)
+    filters = serializers.JSONField(help_text=FILTERS_HELP)
+    sample_rate = serializers.DecimalField(
+        max_digits=5,
+        decimal_places=4,
+        min_value=Decimal("0.0001"),
+        max_value=Decimal(1),
+        default=Decimal(1),
+        help_text="The share of the matching conversations taken, above 0 and at most 1; each conversation is "
+        "taken or not by a stable hash of the rule and the conversation.",
+    )
+    enabled = serializers.BooleanField(default=True)
+
+
+class QueueRulePatchSerializer(QueueRuleInputSerializer):
+    """Only what is given changes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, partial=True, **kwargs)

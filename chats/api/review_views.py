@@ -1,8 +1,9 @@
-"""Team review API: queues, their items, "next item", blind reviews and a lead's resolution.
+"""Team review API: queues, their rules, their items, "next item", blind reviews and a lead's resolution.
 
 People only: a source's key gets 403 on every one of these. Leads (and superusers) create queues, add
-conversations and resolve items; the members of a queue lease its items and review them; auditors read
-everything. Writes go through `chats.services.review`, which audits them.
+conversations, manage their rules and resolve items; the members of a queue lease its items and review them;
+auditors read everything (rules included, which reviewers do not see). Writes go through `chats.services.review`
+and `chats.services.queue_rules`, which audit them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
+from django.http import Http404
 from django_filters.utils import translate_validation
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, status
@@ -26,7 +28,7 @@ from chats.api.permissions import api_roles
 from chats.api.schema import BAD_REQUEST, NOT_FOUND, error
 from chats.errors import InvalidInput
 from chats.filters import ConversationFilter
-from chats.models import Conversation, Queue, Resolution
+from chats.models import Conversation, Queue, QueueRule, Resolution
 from chats.review.agreement import MIN_ITEMS
 from chats.roles import Roles
 from chats.selectors.review import (
@@ -38,6 +40,7 @@ from chats.selectors.review import (
     queue_visible,
     queues_visible,
 )
+from chats.services import queue_rules as rule_services
 from chats.services import review as review_services
 
 ERRORS = {
@@ -299,3 +302,99 @@ class QueueAgreementView(APIView):
             questions.append({"key": key, "prompt": prompts.get(key, ""), **figure.as_dict()})
         payload = {"queue": queue.pk, "rubric_version": rubric.version, "min_items": MIN_ITEMS, "questions": questions}
         return Response(rs.AgreementSerializer(payload).data)
+
+
+def _rule_reader(request: Request) -> None:
+    roles = api_roles(request)
+    if not (roles.can_lead or roles.can_audit):
+        raise PermissionDenied("Only leads and auditors read a queue's rules.")
+
+
+def _rule(queue: Queue, pk: int) -> QueueRule:
+    rule = QueueRule.objects.select_related("queue", "created_by").filter(queue=queue, pk=pk).first()
+    if rule is None:
+        raise Http404("No such rule in this queue.")
+    return rule
+
+
+def _rule_out(rule: QueueRule) -> dict[str, Any]:
+    return dict(rs.QueueRuleSerializer(_rule(rule.queue, rule.pk)).data)
+
+
+class QueueRuleListView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_rules_list",
+        summary="List a queue's rules (leads and auditors)",
+        description="Each rule: the conversation list's filters and a sampling rate. Enabled rules add the "
+        "matching conversations they sample as they are ingested.",
+        responses={200: rs.QueueRuleSerializer(many=True), **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        _rule_reader(request)
+        rules = QueueRule.objects.filter(queue=_queue(request, pk)).select_related("created_by").order_by("name", "id")
+        return Response(rs.QueueRuleSerializer(rules, many=True).data)
+
+    @extend_schema(
+        operation_id="queue_rules_create",
+        summary="Create a queue rule (leads)",
+        description="Filters invalid for the conversation list answer 400, naming the parameter "
+        "(`/filters/<name>`). The rule applies to conversations ingested from now on; run it to apply it to what "
+        "is stored.",
+        request=rs.QueueRuleInputSerializer,
+        responses={201: rs.QueueRuleSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        _lead(request)
+        queue = _queue(request, pk)
+        data = _valid(rs.QueueRuleInputSerializer, request.data)
+        rule = rule_services.rule_create(actor=_person(request), queue=queue, **data)
+        return Response(_rule_out(rule), status=status.HTTP_201_CREATED)
+
+
+class QueueRuleDetailView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_rules_update",
+        summary="Change a queue rule (leads)",
+        description="Only the fields given change; filters are checked as on creation.",
+        request=rs.QueueRulePatchSerializer,
+        responses={200: rs.QueueRuleSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def patch(self, request: Request, pk: int, rule: int) -> Response:
+        _lead(request)
+        found = _rule(_queue(request, pk), rule)
+        data = _valid(rs.QueueRulePatchSerializer, request.data)
+        rule_services.rule_update(actor=_person(request), rule=found, **data)
+        return Response(_rule_out(found))
+
+    @extend_schema(
+        operation_id="queue_rules_delete",
+        summary="Delete a queue rule (leads)",
+        description="The conversations it added stay in the queue.",
+        responses={204: OpenApiResponse(description="Deleted."), **ERRORS, **NOT_FOUND},
+    )
+    def delete(self, request: Request, pk: int, rule: int) -> Response:
+        _lead(request)
+        found = _rule(_queue(request, pk), rule)
+        rule_services.rule_delete(actor=_person(request), rule=found)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class QueueRuleRunView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_rules_run",
+        summary="Run a queue rule over what is stored (leads)",
+        description="Adds the stored conversations the rule matches and samples that the queue lacks; running it "
+        "again adds none (the sample is a stable hash). A rule whose filters no longer validate answers 400.",
+        request=None,
+        responses={200: rs.ItemsAddedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int, rule: int) -> Response:
+        _lead(request)
+        found = _rule(_queue(request, pk), rule)
+        return Response({"added": rule_services.rule_run(actor=_person(request), rule=found)})

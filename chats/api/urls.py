@@ -24,6 +24,9 @@ urlpatterns = [
     path("queues/", review_views.QueueListView.as_view(), name="queue-list"),
     path("queues/<int:pk>/items/", review_views.QueueItemListView.as_view(), name="queue-items"),
     path("queues/<int:pk>/agreement/", review_views.QueueAgreementView.as_view(), name="queue-agreement"),
+    path("queues/<int:pk>/rules/", review_views.QueueRuleListView.as_view(), name="queue-rules"),
+    path("queues/<int:pk>/rules/<int:rule>/", review_views.QueueRuleDetailView.as_view(), name="queue-rule"),
+    path("queues/<int:pk>/rules/<int:rule>/run/", review_views.QueueRuleRunView.as_view(), name="queue-rule-run"),
     path("queues/<int:pk>/next/", review_views.QueueNextView.as_view(), name="queue-next"),
     path(
         "queues/<int:pk>/items/<int:item>/reviews/", review_views.ItemReviewsView.as_view(), name="queue-item-reviews"

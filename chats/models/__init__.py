@@ -6,7 +6,7 @@
 - ``feedback``: the label taxonomy and the feedback given on conversations and messages.
 - ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, the audit log,
   and who viewed a conversation.
-- ``review``: team review queues, their versioned rubrics, items, leases, reviews and resolutions.
+- ``review``: team review queues, their rules, their versioned rubrics, items, leases, reviews and resolutions.
 """
 
 from chats.models.conversations import (
@@ -44,6 +44,7 @@ from chats.models.review import (
     Lease,
     Queue,
     QueueItem,
+    QueueRule,
     Resolution,
     Review,
     ReviewState,
@@ -79,6 +80,7 @@ __all__ = [
     "Outcome",
     "Queue",
     "QueueItem",
+    "QueueRule",
     "ReceiptPayload",
     "Resolution",
     "Review",

@@ -1,7 +1,9 @@
-"""Team review: queues of conversations with a versioned rubric, the items in them, the leases that hand items
-out, reviewers' answers, and a lead's resolution (the gold answer)."""
+"""Team review: queues of conversations with a versioned rubric, the rules that add conversations to them, the
+items in them, the leases that hand items out, reviewers' answers, and a lead's resolution (the gold answer)."""
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
@@ -37,6 +39,37 @@ class Queue(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class QueueRule(models.Model):
+    """A saved set of the conversation list's filters and a sampling rate: the conversations that match, and that
+    the rule's sample takes (`chats.review.sampling`), are added to the queue as they are ingested, or when a lead
+    runs the rule over what is stored."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="rules")
+    name = models.CharField(max_length=200)
+    filters = models.JSONField(default=dict, blank=True, help_text="The list's query parameters, by name.")
+    sample_rate = models.DecimalField(max_digits=5, decimal_places=4, default=Decimal(1))
+    enabled = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["queue", "name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "name"], name="queue_rule_unique_name_per_queue"),
+            models.CheckConstraint(
+                condition=Q(sample_rate__gt=0, sample_rate__lte=1), name="queue_rule_sample_rate_0_to_1"
+            ),
+        ]
+        # Every ingestion reads the enabled rules.
+        indexes = [models.Index(fields=["queue"], condition=Q(enabled=True), name="queue_rule_enabled")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.queue_id})"
 
 
 class RubricVersion(models.Model):

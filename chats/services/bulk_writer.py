@@ -15,7 +15,9 @@ does. This module only writes the plans of a batch at once, in ONE transaction:
    lists, receipts) go in by one ``COPY`` per table, the receipts' payloads (each distinct one once) by one
    ``INSERT ... ON CONFLICT``, and the audit events by one ``INSERT``; the policy verdicts decided again for
    stored rows by a statement per verdict value for the whole batch (``plans_rewrite_verdicts``); other changes
-   to rows that exist go through ``plan_apply_changes``. The row-by-row writer uses both too.
+   to rows that exist go through ``plan_apply_changes``. The row-by-row writer uses both too;
+4. the queue rules are applied to the batch's created and changed conversations at once (``rules_apply``: a fixed
+   number of queries per rule, whatever the batch's size).
 
 Documents the batch cannot take are stored one by one after it commits, through the row-by-row writer: refused
 documents (so that their receipts are exactly the ordinary ones), a second document for a conversation already
@@ -60,6 +62,7 @@ from chats.services.ingestion import (
     conversation_store,
     idless_lock,
     ingest_event,
+    sender_actor,
     stored_snapshots,
     target_external_ids,
 )
@@ -75,6 +78,7 @@ from chats.services.plan_writer import (
     plan_rows,
     plans_rewrite_verdicts,
 )
+from chats.services.queue_rules import rules_apply
 from chats.services.receipts import Decision, Sender, receipt_payloads_save, receipt_values
 
 logger = logging.getLogger(__name__)
@@ -224,6 +228,12 @@ def _write_batch(sender: Sender, batch: list[_Item]) -> tuple[dict[int, IngestRe
         if plan.outcome != Outcome.UNCHANGED:
             events.append(ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt))
     audit_insert(events)  # chained in this order, under one lock
+    changed = [
+        item.conversation.pk
+        for item in written
+        if item.conversation is not None and item.plan is not None and item.plan.outcome != Outcome.UNCHANGED
+    ]
+    rules_apply(actor=sender_actor(sender), conversation_ids=changed)
     return results, lost
 
 

@@ -4,7 +4,8 @@ Every path (the single endpoint, the bulk endpoint's JSON and NDJSON, the import
 `document_prepare` (decode-level checks, parse, limits) -> which conversation (`target_external_ids`) -> a snapshot
 of what is stored (`stored_snapshots`) -> `planner.plan_document` (the one place that decides) -> a writer.
 `conversation_store` carries one plan out row by row (`plan_writer.write_plan`); `bulk_writer` carries a batch of
-plans out by COPY. Both write the rows from the same row builders (`plan_writer`).
+plans out by COPY. Both write the rows from the same row builders (`plan_writer`), and both then apply the queue
+rules (`queue_rules.rules_apply`) to the conversations they created or changed, in the same transaction.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from chats.models import (
 from chats.services.audit import Actor, SourceActor, audit_event, audit_insert, audited_write, jsonable
 from chats.services.documents import Prepared, document_prepare
 from chats.services.plan_writer import write_plan
+from chats.services.queue_rules import rules_apply
 from chats.services.receipts import Decision, Sender, receipt_create
 
 
@@ -100,6 +102,7 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
             )
             if plan.outcome != Outcome.UNCHANGED:
                 audit_insert([ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt)])
+                rules_apply(actor=sender_actor(sender), conversation_ids=[conversation.pk])
     except c.ParseError as error:
         return reject(sender, prepared, error.errors)
     except IntegrityError:
@@ -254,6 +257,11 @@ def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, plans.Stored]:
     return snapshots
 
 
+def sender_actor(sender: Sender) -> Actor:
+    """Who an ingestion's writes are recorded as: whoever sends for the source (a command), else the source."""
+    return sender.actor if sender.actor is not None else SourceActor(sender.source)
+
+
 def ingest_event(
     *, plan: plans.Plan, sender: Sender, conversation: Conversation, receipt: IngestionReceipt
 ) -> AuditEvent:
@@ -288,7 +296,7 @@ def ingest_event(
         "api_key": sender.api_key.prefix if sender.api_key else None,
     }
     return audit_event(
-        actor=sender.actor if sender.actor is not None else SourceActor(sender.source),
+        actor=sender_actor(sender),
         action=action,
         target_type="conversation",
         target_id=conversation.uuid,

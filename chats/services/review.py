@@ -3,6 +3,7 @@ review queues (queues and their versioned rubrics, items, leases, reviews, resol
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -19,6 +20,7 @@ from chats.models import (
     Lease,
     Queue,
     QueueItem,
+    QueueRule,
     Resolution,
     Review,
     ReviewState,
@@ -27,7 +29,7 @@ from chats.models import (
 )
 from chats.review.rubric import answers_errors, rubric_errors
 from chats.selectors.review import current_rubric
-from chats.services.audit import audit_record, audited_write, jsonable
+from chats.services.audit import Actor, audit_record, audited_write, jsonable
 
 
 @audited_write
@@ -165,25 +167,36 @@ def queue_update(
 
 
 @audited_write
-def queue_add_conversations(*, actor: User, queue: Queue, conversations: QuerySet[Conversation]) -> int:
+def queue_add_conversations(*, actor: Actor, queue: Queue, conversations: QuerySet[Conversation]) -> int:
     """Add every conversation of `conversations` (set-based; those already in the queue are left as they are).
     How many were added."""
-    before = queue.items.count()
+    ids = conversations.order_by().values_list("pk", flat=True).iterator(chunk_size=ADD_BATCH)
+    return queue_add_conversation_ids(actor=actor, queue=queue, conversation_ids=ids)
+
+
+@audited_write
+def queue_add_conversation_ids(
+    *, actor: Actor, queue: Queue, conversation_ids: Iterable[int], rule: QueueRule | None = None
+) -> int:
+    """Add the conversations of these primary keys, ADD_BATCH at a time in two queries each (those already in the
+    queue are left as they are); one event says how many were added, and by which rule when a rule added them.
+    How many were added."""
     now = timezone.now()
-    ids = conversations.order_by().values_list("pk", flat=True)
-    batch: list[QueueItem] = []
-    for conversation_id in ids.iterator(chunk_size=ADD_BATCH):
-        batch.append(QueueItem(queue=queue, conversation_id=conversation_id, created_at=now))
-        if len(batch) >= ADD_BATCH:
-            QueueItem.objects.bulk_create(batch, ignore_conflicts=True)
-            batch = []
-    if batch:
-        QueueItem.objects.bulk_create(batch, ignore_conflicts=True)
-    added = queue.items.count() - before
-    if added:
-        audit_record(
-            actor=actor, action="queue.items_added", target_type="queue", target_id=queue.pk, after={"added": added}
+    added = 0
+    for chunk in itertools.batched(conversation_ids, ADD_BATCH):
+        present = set(
+            QueueItem.objects.filter(queue=queue, conversation_id__in=chunk).values_list("conversation_id", flat=True)
         )
+        missing = [pk for pk in dict.fromkeys(chunk) if pk not in present]
+        QueueItem.objects.bulk_create(
+            [QueueItem(queue=queue, conversation_id=pk, created_at=now) for pk in missing], ignore_conflicts=True
+        )
+        added += len(missing)
+    if added:
+        after: dict[str, Any] = {"added": added}
+        if rule is not None:
+            after["rule"] = rule.pk
+        audit_record(actor=actor, action="queue.items_added", target_type="queue", target_id=queue.pk, after=after)
     return added
 
 

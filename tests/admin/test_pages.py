@@ -24,6 +24,7 @@ from chats.models import (
     Message,
     Queue,
     QueueItem,
+    QueueRule,
     ReceiptPayload,
     Resolution,
     Review,
@@ -55,6 +56,7 @@ CHANGELIST_QUERIES = {
     "feedbacklabel": 5,  # + labels (filter), count, rows with feedback, label and conversation
     "auditevent": 7,  # + users (filter), count, events with actor, distinct actions (filter), last verification
     "queue": 4,  # + count, queues with their creator
+    "queuerule": 4,  # + count, rules with their queue and creator
     "rubricversion": 4,  # + count, versions with their queue
     "queueitem": 4,  # + count, items with queue and conversation
     "lease": 4,  # + count, leases with item and reviewer
@@ -80,6 +82,7 @@ CHANGE_PAGE_QUERIES = {
     "feedbacklabel": 3,
     "auditevent": 3,
     "queue": 5,  # its creator, its members
+    "queuerule": 5,  # its queue, its creator
     "rubricversion": 4,  # its queue
     "queueitem": 5,  # its queue, its conversation
     "lease": 5,  # its item, its reviewer
@@ -104,6 +107,7 @@ MODELS: dict[str, Any] = {
     "feedbacklabel": FeedbackLabel,
     "auditevent": AuditEvent,
     "queue": Queue,
+    "queuerule": QueueRule,
     "rubricversion": RubricVersion,
     "queueitem": QueueItem,
     "lease": Lease,

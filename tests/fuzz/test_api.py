@@ -80,6 +80,11 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/api/v1/queues/{id}/items/"): QUEUES,
     ("POST", "/api/v1/queues/{id}/next/"): QUEUES,
     ("GET", "/api/v1/queues/{id}/agreement/"): QUEUES,
+    ("GET", "/api/v1/queues/{id}/rules/"): QUEUES,
+    ("POST", "/api/v1/queues/{id}/rules/"): QUEUES,
+    ("PATCH", "/api/v1/queues/{id}/rules/{rule}/"): QUEUES,
+    ("DELETE", "/api/v1/queues/{id}/rules/{rule}/"): QUEUES,
+    ("POST", "/api/v1/queues/{id}/rules/{rule}/run/"): QUEUES,
     ("GET", "/api/v1/queues/{id}/items/{item}/reviews/"): QUEUES,
     ("POST", "/api/v1/queues/{id}/items/{item}/reviews/"): QUEUES,
     ("GET", "/api/v1/queues/{id}/items/{item}/resolution/"): QUEUES,
@@ -212,7 +217,7 @@ def _strategy(operation: Any, seeded: dict[str, Any]) -> st.SearchStrategy[Any]:
         # Team review's paths name a queue (and an item) by number: any number resolves to the view, which must
         # answer as documented whatever the body and query, valid or not.
         numbers = st.fixed_dictionaries(
-            {name: st.integers(1, 2**31 - 1) for name in ("id", "item") if f"{{{name}}}" in operation.path}
+            {name: st.integers(1, 2**31 - 1) for name in ("id", "item", "rule") if f"{{{name}}}" in operation.path}
         )
         return st.one_of(
             numbers.flatmap(lambda ids: operation.as_strategy(path_parameters=ids)),

@@ -54,6 +54,7 @@ from chats.models import (
     Message,
     Queue,
     QueueItem,
+    QueueRule,
     ReceiptPayload,
     Resolution,
     Review,
@@ -63,6 +64,7 @@ from chats.models import (
     ViewedVia,
 )
 from chats.services.feedback import feedback_submit
+from chats.services.queue_rules import rule_create
 from chats.services.review import (
     item_assign,
     item_resolve,
@@ -327,6 +329,21 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "api:queue-item-reviews": {
         "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
         "POST":                        row(401,         403,         403,         201,         201,         403,         403,         403,         403),
+    },
+    # A queue's rules: leads and those who audit read them (reviewers, members or not, do not); only a lead
+    # creates, changes, deletes or runs one.
+    "api:queue-rules": {
+        "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         201),
+    },
+    "api:queue-rule": {
+        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
+        "PATCH":                       row(401,         403,         403,         403,         403,         403,         403,         403,         200),
+        "DELETE":                      row(401,         403,         403,         403,         403,         403,         403,         403,         204),
+    },
+    "api:queue-rule-run": {
+        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
     },
     # The item is resolved: leads and those who audit read it; only a lead resolves it again.
     "api:queue-item-resolution": {
@@ -788,7 +805,7 @@ EXPECTED: dict[str, dict[str, Row]] = {
 # fmt: on
 
 # Team review in the admin: read-only like the audit log, and shown to auditors (who have its view permissions).
-for _model in ("queue", "rubricversion", "queueitem", "lease", "review", "resolution"):
+for _model in ("queue", "queuerule", "rubricversion", "queueitem", "lease", "review", "resolution"):
     for _suffix in ("changelist", "add", "change", "delete", "history"):
         EXPECTED[f"admin:chats_{_model}_{_suffix}"] = EXPECTED[f"admin:chats_auditevent_{_suffix}"]
     EXPECTED[f"admin/chats/{_model}/<path:object_id>/"] = EXPECTED["admin/chats/auditevent/<path:object_id>/"]
@@ -886,6 +903,7 @@ class World:
     other_reviewer: User
     leaver: User  # the user the admin's user pages are about
     queue: Queue  # worked by the two reviewers, created by the superuser (a lead)
+    rule: QueueRule  # the queue's one rule, the superuser's
     queue_item: QueueItem  # the conversation in the queue, resolved by the superuser
     spare_group: Group
     admin_objects: dict[str, Model]
@@ -944,6 +962,7 @@ def build_world() -> World:
         actor=users["superuser"], queue=queue, conversations=Conversation.objects.filter(pk=conversation.pk)
     )
     queue_item = QueueItem.objects.get(queue=queue)
+    rule = rule_create(actor=users["superuser"], queue=queue, name="Everything", filters={}, sample_rate="0.5")
     item_resolve(actor=users["superuser"], item=queue_item, answers={"correct": "yes"})
     item_assign(actor=users["superuser"], item=queue_item, reviewer=member)
     review_save_draft(reviewer=member, item=queue_item, answers={})
@@ -969,6 +988,7 @@ def build_world() -> World:
             conversation_uuid=conversation.uuid, viewer_name="rita", via=ViewedVia.PAGE
         ),
         "chats.queue": queue,
+        "chats.queuerule": rule,
         "chats.rubricversion": RubricVersion.objects.get(queue=queue),
         "chats.queueitem": queue_item,
         "chats.lease": Lease.objects.get(item=queue_item),
@@ -997,6 +1017,7 @@ def build_world() -> World:
         other_reviewer=other_reviewer,
         leaver=leaver,
         queue=queue,
+        rule=rule,
         queue_item=queue_item,
         spare_group=spare_group,
         admin_objects=admin_objects,
@@ -1209,6 +1230,13 @@ def build_targets(world: World) -> dict[str, Target]:
         ),
         "api:queue-next": Target((f"{queue_api}next/",), {"POST": JsonBody({})}),
         "api:queue-agreement": Target((f"{queue_api}agreement/",), {"POST": JsonBody({})}),
+        "api:queue-rules": Target(
+            (f"{queue_api}rules/",), {"POST": JsonBody({"name": "Tools", "filters": {"has_tool_calls": "true"}})}
+        ),
+        "api:queue-rule": Target(
+            (f"{queue_api}rules/{world.rule.pk}/",), {"PATCH": JsonBody({"sample_rate": 0.25}), "DELETE": JsonBody({})}
+        ),
+        "api:queue-rule-run": Target((f"{queue_api}rules/{world.rule.pk}/run/",), {"POST": JsonBody({})}),
         "api:queue-item-reviews": Target((f"{item_api}reviews/",), {"POST": JsonBody({"answers": {"correct": "no"}})}),
         "api:queue-item-resolution": Target(
             (f"{item_api}resolution/",), {"POST": JsonBody({"answers": {"correct": "no"}})}
@@ -1240,6 +1268,9 @@ def state() -> dict[str, Any]:
         "labels": list(Label.objects.order_by("pk").values_list("pk", "name", "description")),
         "receipts": IngestionReceipt.objects.count(),
         "queues": list(Queue.objects.order_by("pk").values_list("pk", "name", "reviews_per_item")),
+        "queue rules": list(
+            QueueRule.objects.order_by("pk").values_list("pk", "queue", "name", "filters", "sample_rate", "enabled")
+        ),
         "queue items": list(
             QueueItem.objects.order_by("pk").values_list("pk", "queue", "conversation", "submitted_count")
         ),

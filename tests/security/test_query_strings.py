@@ -163,6 +163,7 @@ def site(reviewer: User, auditor: User) -> dict[str, Any]:
         "key": key,
         "pk": str(AuditEvent.objects.order_by("id").values_list("id", flat=True)[0]),  # an audit event, a queue's
         "item": "1",  # a queue's item (none: its routes answer 404, never 500)
+        "rule": "1",  # a queue's rule (none either)
         "reviewer": reviewer,
         "auditor": auditor,
     }
