@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 
 from chats.models import Conversation, Label, Source, ViewedVia
+from chats.roles import LEADS
+from chats.services.datasets import dataset_snapshot_create
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
 from chats.services.reads import conversation_view_record
@@ -94,8 +96,10 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
     """`count` of everything the admin lists: sources, keys (with a day's usage), conversations (Record QA
     documents: with messages, tool calls, artifacts, the ids their contexts list, receipts and their payloads),
     labels, feedback with labels, review queues (each with its conversation leased and reviewed in draft by the
-    reviewer, and resolved), the reviewer's view of each conversation, and audit events."""
+    reviewer, and resolved, then taken into a dataset by a lead), the reviewer's view of each conversation, and audit events."""
     made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
+    lead = User.objects.create_user(username="admin-world-lead")
+    lead.groups.add(Group.objects.get_or_create(name=LEADS)[0])
     for n in range(count):
         source, _ = source_get_or_create(name=f"source-{n}")
         key, _ = api_key_create(source=source, name=f"key-{n}")
@@ -111,6 +115,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         assert item is not None
         review_save_draft(reviewer=reviewer, item=item, answers={"correct": "no"})
         item_resolve(actor=reviewer, item=item, answers={"correct": "yes"}, correction="<b>gold</b>")
+        dataset_snapshot_create(actor=lead, name=f"dataset-{n}", queues=[queue], description="<i>untrusted</i>")
         conversation_view_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
         made["sources"].append(source)
         made["conversations"].append(chat)
