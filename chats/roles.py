@@ -18,6 +18,8 @@ _READ_CONVERSATIONS = (
     "view_label",
     "view_feedback",
 )
+# Datasets: a reviewer sees that they exist; their gold items, like resolutions, are for leads and auditors.
+_READ_DATASETS = ("view_dataset", "view_datasetitem")
 _READ_TEAM_REVIEW = (
     "view_queue",
     "view_queuerule",
@@ -36,6 +38,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "change_feedback",
         "delete_feedback",
         "review_conversation",
+        "view_dataset",
     ),
     AUDITORS: (
         *_READ_CONVERSATIONS,
@@ -46,6 +49,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "export_conversation",
         *_READ_TEAM_REVIEW,
         "view_lease",
+        *_READ_DATASETS,
     ),
     LEADS: (
         *_READ_CONVERSATIONS,
@@ -57,6 +61,8 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "delete_queuerule",
         "add_resolution",
         "change_resolution",
+        *_READ_DATASETS,
+        "add_dataset",
     ),
 }
 

@@ -69,8 +69,8 @@ def make_queue(
     )
 
 
-def fill_queue(queue: Queue, lead: User, source: Source, n: int) -> list[Conversation]:
-    conversations = [make_conversation(source, n_messages=2, with_tools=False) for _ in range(n)]
+def fill_queue(queue: Queue, lead: User, source: Source, n: int, *, n_messages: int = 2) -> list[Conversation]:
+    conversations = [make_conversation(source, n_messages=n_messages, with_tools=False) for _ in range(n)]
     queue_add_conversations(
         actor=lead, queue=queue, conversations=Conversation.objects.filter(pk__in=[c.pk for c in conversations])
     )

@@ -15,7 +15,8 @@ Where things live (importing this package registers every admin):
   the payloads themselves, and the bytes each key sent per day;
 - ``feedback``: labels, feedback and the labels given in it;
 - ``audit``: the audit log, and the read audit (who opened which conversation);
-- ``review``: team review queues, their rules, rubric versions, items, leases, reviews and resolutions, read-only;
+- ``review``: team review queues, their rules, rubric versions, items, leases, reviews, resolutions and datasets,
+  read-only;
 - ``users``: users, groups and the admin's own password change, audited;
 - ``signin``: failed sign-ins (django-axes' records) and unlocking a user name, audited.
 

@@ -1,12 +1,12 @@
-"""Team review in the admin: queues, their rules, their rubric versions, items, leases, reviews and resolutions, read-only (they
-change through the review services and API, which audit every write)."""
+"""Team review in the admin: queues, their rules, their rubric versions, items, leases, reviews, resolutions and
+datasets, read-only (they change through the review, rule and dataset services and API, which audit every write)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
 from chats.admin.base import ReadOnlyAdmin
-from chats.models import Lease, Queue, QueueItem, QueueRule, Resolution, Review, RubricVersion
+from chats.models import Dataset, DatasetItem, Lease, Queue, QueueItem, QueueRule, Resolution, Review, RubricVersion
 
 
 @admin.register(Queue)
@@ -59,3 +59,19 @@ class ResolutionAdmin(ReadOnlyAdmin):
     list_display = ["item", "lead", "created_at"]
     list_select_related = ["item", "lead"]
     raw_id_fields = ["item", "lead", "rubric_version"]
+
+
+@admin.register(Dataset)
+class DatasetAdmin(ReadOnlyAdmin):
+    list_display = ["name", "created_by", "created_at"]
+    list_select_related = ["created_by"]
+    search_fields = ["name"]
+    raw_id_fields = ["created_by"]
+
+
+@admin.register(DatasetItem)
+class DatasetItemAdmin(ReadOnlyAdmin):
+    list_display = ["id", "dataset", "conversation", "queue_name", "rubric_version_number", "lead_username"]
+    list_select_related = ["dataset", "conversation"]
+    raw_id_fields = ["dataset", "conversation", "queue_item", "queue", "rubric_version", "lead"]
+    show_full_result_count = False

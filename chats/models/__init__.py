@@ -6,7 +6,8 @@
 - ``feedback``: the label taxonomy and the feedback given on conversations and messages.
 - ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, the audit log,
   and who viewed a conversation.
-- ``review``: team review queues, their rules, their versioned rubrics, items, leases, reviews and resolutions.
+- ``review``: team review queues, their rules, their versioned rubrics, items, leases, reviews and resolutions,
+  and datasets (frozen snapshots of gold items).
 """
 
 from chats.models.conversations import (
@@ -41,6 +42,8 @@ from chats.models.records import (
 )
 from chats.models.review import (
     MAX_REVIEWS_PER_ITEM,
+    Dataset,
+    DatasetItem,
     Lease,
     Queue,
     QueueItem,
@@ -68,6 +71,8 @@ __all__ = [
     "ContextIdState",
     "Conversation",
     "ConversationView",
+    "Dataset",
+    "DatasetItem",
     "Feedback",
     "FeedbackLabel",
     "FeedbackOrigin",

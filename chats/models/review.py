@@ -170,3 +170,61 @@ class Resolution(models.Model):
 
     def __str__(self) -> str:
         return f"resolution of {self.item_id}"
+
+
+class Dataset(models.Model):
+    """A named snapshot of the gold items of one or more queues, frozen when taken: its items copy the answers and
+    corrections, so that a later resolution or a later snapshot never changes it."""
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    queues = models.ManyToManyField(Queue, related_name="datasets", blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["name"], name="dataset_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DatasetItem(models.Model):
+    """One gold item of a dataset: the resolution's answers and correction as they were at the snapshot, and where
+    they came from. The provenance is copied too (queue name, rubric version, lead), so that it survives the rows
+    it names; a deleted conversation leaves every dataset (erasure wins over freezing)."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="dataset_items")
+    queue_item = models.ForeignKey(QueueItem, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    queue = models.ForeignKey(Queue, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    queue_name = models.CharField(max_length=200)
+    rubric_version = models.ForeignKey(
+        RubricVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    rubric_version_number = models.PositiveIntegerField()
+    resolution_id = models.BigIntegerField(help_text="The resolution copied (a later resolution replaces it).")
+    lead = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    lead_username = models.CharField(max_length=150)
+    answers = models.JSONField(default=dict)
+    correction = models.TextField(blank=True)
+    # The message the correction replaces: the last visible assistant message of the active path at the snapshot.
+    correction_message_key = models.TextField(blank=True)
+    resolved_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["dataset", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "queue_item"], name="dataset_item_unique_queue_item"),
+        ]
+        # The export and the item count: a dataset's items in order, by keyset on id.
+        indexes = [models.Index(fields=["dataset", "id"], name="dataset_item_in_order")]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id}/{self.conversation_id}"

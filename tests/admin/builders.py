@@ -8,6 +8,8 @@ from typing import Any
 from django.contrib.auth.models import Group, User
 
 from chats.models import Conversation, Label, Source, ViewedVia
+from chats.roles import LEADS
+from chats.services.datasets import dataset_snapshot_create
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
 from chats.services.queue_rules import rule_create
@@ -95,11 +97,11 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
     """`count` of everything the admin lists: sources, keys (with a day's usage), conversations (Record QA
     documents: with messages, tool calls, artifacts, the ids their contexts list, receipts and their payloads),
     labels, feedback with labels, review queues (each with its conversation leased and reviewed in draft by the
-    reviewer, and resolved, and a lead's rule on its source), the reviewer's view of each conversation, and audit
-    events."""
+    reviewer, and resolved, then taken into a dataset by a lead, and a lead's rule on its source), the reviewer's
+    view of each conversation, and audit events."""
     made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
     lead, _ = User.objects.get_or_create(username="builder-lead")
-    lead.groups.add(Group.objects.get_or_create(name="Leads")[0])
+    lead.groups.add(Group.objects.get_or_create(name=LEADS)[0])
     for n in range(count):
         source, _ = source_get_or_create(name=f"source-{n}")
         key, _ = api_key_create(source=source, name=f"key-{n}")
@@ -116,6 +118,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         review_save_draft(reviewer=reviewer, item=item, answers={"correct": "no"})
         item_resolve(actor=reviewer, item=item, answers={"correct": "yes"}, correction="<b>gold</b>")
         rule_create(actor=lead, queue=queue, name=f"rule-{n}", filters={"source": source.name}, sample_rate="0.5")
+        dataset_snapshot_create(actor=lead, name=f"dataset-{n}", queues=[queue], description="<i>untrusted</i>")
         conversation_view_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
         made["sources"].append(source)
         made["conversations"].append(chat)

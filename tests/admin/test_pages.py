@@ -15,6 +15,8 @@ from chats.models import (
     ContextArtifactId,
     Conversation,
     ConversationView,
+    Dataset,
+    DatasetItem,
     Feedback,
     FeedbackLabel,
     IngestionReceipt,
@@ -62,6 +64,8 @@ CHANGELIST_QUERIES = {
     "lease": 4,  # + count, leases with item and reviewer
     "review": 4,  # + count, reviews with item and reviewer
     "resolution": 4,  # + count, resolutions with item and lead
+    "dataset": 4,  # + count, datasets with their creator
+    "datasetitem": 4,  # + count, items with dataset and conversation
     "conversationview": 4,  # + count, views with their viewer
 }
 
@@ -88,6 +92,8 @@ CHANGE_PAGE_QUERIES = {
     "lease": 5,  # its item, its reviewer
     "review": 6,  # its item, its reviewer, its rubric version
     "resolution": 6,  # its item, its lead, its rubric version
+    "dataset": 5,  # its creator, its queues
+    "datasetitem": 9,  # its dataset, conversation, queue item, queue, rubric version and lead
     "conversationview": 3,
 }
 
@@ -113,6 +119,8 @@ MODELS: dict[str, Any] = {
     "lease": Lease,
     "review": Review,
     "resolution": Resolution,
+    "dataset": Dataset,
+    "datasetitem": DatasetItem,
     "conversationview": ConversationView,
 }
 

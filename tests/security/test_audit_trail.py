@@ -51,6 +51,7 @@ from chats.models import (
     AuditEvent,
     Conversation,
     ConversationView,
+    Dataset,
     Feedback,
     IngestionReceipt,
     Label,
@@ -59,9 +60,11 @@ from chats.models import (
     Queue,
     QueueItem,
     QueueRule,
+    Resolution,
     RubricVersion,
     Source,
 )
+from chats.services import datasets as dataset_services
 from chats.services import labels as label_services
 from chats.services import review as review_services
 from chats.services.audit import CommandActor, audit_record, audit_scope, audited, in_audited_write
@@ -940,6 +943,50 @@ def api_resolves_an_item(w: World) -> list[dict[str, Any]]:
     ]
 
 
+# --- Datasets: a lead's snapshot of the resolved items, and its export
+
+
+def _resolved_queue(w: World) -> Queue:
+    """The review queue with its item resolved by the admin; its own events are not the path's."""
+    queue = _review_queue(w)
+    with audit_scope():
+        item = QueueItem.objects.get(queue=queue)
+        rubric = RubricVersion.objects.get(queue=queue)
+        Resolution.objects.create(item=item, lead=w.admin, rubric_version=rubric, answers={"correct": "no"})
+    return queue
+
+
+def _snapshot_after(name: str) -> dict[str, Any]:
+    return {"name": name, "description": "", "queues": ["Answers"], "items": 1}
+
+
+@write_path("service dataset_snapshot_create")
+def lead_takes_a_dataset_snapshot(w: World) -> list[dict[str, Any]]:
+    queue = _resolved_queue(w)
+    dataset = dataset_services.dataset_snapshot_create(actor=w.admin, name="v1", queues=[queue])
+    return [expect("dataset.created", w.admin, "dataset", dataset.pk, after=_snapshot_after("v1"))]
+
+
+@write_path("POST api:dataset-list", "service dataset_snapshot_create")
+def api_takes_a_dataset_snapshot(w: World) -> list[dict[str, Any]]:
+    queue = _resolved_queue(w)
+    body = {"name": "v1", "queues": [queue.pk]}
+    response = w.api(w.admin).post("/api/v1/datasets/", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 201
+    return [expect("dataset.created", w.admin, "dataset", response.json()["id"], after=_snapshot_after("v1"))]
+
+
+@write_path("GET api:dataset-export", "service export_record")
+def api_exports_a_dataset(w: World) -> list[dict[str, Any]]:
+    with audit_scope():
+        dataset = Dataset.objects.create(name="v1", created_by=w.admin)
+    response = w.api(w.admin).get(f"/api/v1/datasets/{dataset.pk}/export/?format=gold")
+    assert response.status_code == 200
+    b"".join(response.streaming_content)  # type: ignore[attr-defined]
+    after = {"format": "gold", "filters": {"dataset": dataset.pk, "name": "v1"}, "count": 0}
+    return [expect("conversation.exported", w.admin, "dataset", "filtered", after=after)]
+
+
 # --- The admin: keys, sources, labels, feedback
 
 
@@ -1643,6 +1690,7 @@ NOT_WRITES = {
     "GET api:schema": "read",
     "GET api:docs": "read",
     "GET api:conversation-list": "read",
+    "GET api:dataset-detail": "read",
     "admin:index": "read",
     "admin:app_list": "read",
     "admin:jsi18n": "read",

@@ -45,6 +45,8 @@ from chats.models import (
     ContextArtifactId,
     Conversation,
     ConversationView,
+    Dataset,
+    DatasetItem,
     Feedback,
     FeedbackLabel,
     IngestionReceipt,
@@ -63,6 +65,7 @@ from chats.models import (
     ToolCall,
     ViewedVia,
 )
+from chats.services.datasets import dataset_snapshot_create
 from chats.services.feedback import feedback_submit
 from chats.services.queue_rules import rule_create
 from chats.services.review import (
@@ -349,6 +352,24 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "api:queue-item-resolution": {
         "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
         "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
+    },
+
+    # ---- Datasets: people only, as team review. Everyone with a reading role lists and reads them; only leads
+    # (the superuser) take a snapshot; the export holds the gold answers, so like a resolution it is for leads
+    # and those who audit (auditors and staff). A view without POST answers 405 once the caller passed the role
+    # check.
+    #                                      anonymous    source_a_key source_b_key reviewer     other_rev.   auditor      no_role      staff        superuser
+    "api:dataset-list": {
+        "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         201),
+    },
+    "api:dataset-detail": {
+        "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         405,         405,         405,         403,         405,         405),
+    },
+    "api:dataset-export": {
+        "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         405,         405,         405,         403,         405,         405),
     },
 
     # ---- Admin site. Only active staff get past admin_view: everyone else (an API key is anonymous here) is
@@ -804,8 +825,10 @@ EXPECTED: dict[str, dict[str, Row]] = {
 }
 # fmt: on
 
-# Team review in the admin: read-only like the audit log, and shown to auditors (who have its view permissions).
-for _model in ("queue", "queuerule", "rubricversion", "queueitem", "lease", "review", "resolution"):
+# Team review (its rules and datasets too) in the admin: read-only like the audit log, and shown to auditors (who
+# have its view permissions).
+_TEAM_REVIEW_MODELS = ("queue", "queuerule", "rubricversion", "queueitem", "lease", "review", "resolution")
+for _model in (*_TEAM_REVIEW_MODELS, "dataset", "datasetitem"):
     for _suffix in ("changelist", "add", "change", "delete", "history"):
         EXPECTED[f"admin:chats_{_model}_{_suffix}"] = EXPECTED[f"admin:chats_auditevent_{_suffix}"]
     EXPECTED[f"admin/chats/{_model}/<path:object_id>/"] = EXPECTED["admin/chats/auditevent/<path:object_id>/"]
@@ -966,6 +989,7 @@ def build_world() -> World:
     item_resolve(actor=users["superuser"], item=queue_item, answers={"correct": "yes"})
     item_assign(actor=users["superuser"], item=queue_item, reviewer=member)
     review_save_draft(reviewer=member, item=queue_item, answers={})
+    dataset = dataset_snapshot_create(actor=users["superuser"], name="v1", queues=[queue])
     spare_group = Group.objects.create(name="Spare role")
     found: dict[str, Model | None] = {
         "auth.user": leaver,
@@ -994,6 +1018,8 @@ def build_world() -> World:
         "chats.lease": Lease.objects.get(item=queue_item),
         "chats.review": Review.objects.get(item=queue_item),
         "chats.resolution": Resolution.objects.get(item=queue_item),
+        "chats.dataset": dataset,
+        "chats.datasetitem": DatasetItem.objects.get(dataset=dataset),
         "axes.accessattempt": AccessAttempt.objects.create(
             username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
         ),
@@ -1117,6 +1143,7 @@ def build_targets(world: World) -> dict[str, Target]:
     item_api = f"{queue_api}items/{world.queue_item.pk}/"
     queue_page = f"/queues/{world.queue.pk}/"
     item_page = f"{queue_page}items/{world.queue_item.pk}/"
+    dataset_api = f"/api/v1/datasets/{world.admin_objects['chats.dataset'].pk}/"
     receipt = world.admin_objects["chats.ingestionreceipt"]
     artifact = world.admin_objects["chats.injectedartifact"]
     assert isinstance(receipt, IngestionReceipt) and isinstance(artifact, InjectedArtifact)
@@ -1241,6 +1268,13 @@ def build_targets(world: World) -> dict[str, Target]:
         "api:queue-item-resolution": Target(
             (f"{item_api}resolution/",), {"POST": JsonBody({"answers": {"correct": "no"}})}
         ),
+        "api:dataset-list": Target(
+            ("/api/v1/datasets/",), {"POST": JsonBody({"name": "v2", "queues": [world.queue.pk]})}
+        ),
+        "api:dataset-detail": Target((dataset_api,), {"POST": JsonBody({})}),
+        "api:dataset-export": Target(
+            (f"{dataset_api}export/?format=training", f"{dataset_api}export/?format=gold"), {"POST": JsonBody({})}
+        ),
     }
     targets.update(_admin_targets(world))
     return targets
@@ -1277,6 +1311,8 @@ def state() -> dict[str, Any]:
         "leases": list(Lease.objects.order_by("pk").values_list("pk", "item", "reviewer", "expires_at")),
         "reviews": list(Review.objects.order_by("pk").values_list("pk", "reviewer", "state", "answers")),
         "resolutions": list(Resolution.objects.order_by("pk").values_list("pk", "lead", "answers", "correction")),
+        "datasets": list(Dataset.objects.order_by("pk").values_list("pk", "name", "description")),
+        "dataset items": list(DatasetItem.objects.order_by("pk").values_list("pk", "dataset", "answers")),
         "users": list(
             User.objects.order_by("pk").values_list(
                 "pk", "username", "password", "is_active", "is_staff", "is_superuser"

@@ -1,0 +1,133 @@
+"""Datasets API: list and take snapshots of gold items (leads), read one, and export it as JSONL.
+
+People only, as team review: a source's key gets 403. Every person with a role lists and reads datasets; only
+leads take snapshots; the exports hold the gold answers, so, like resolutions, they are for leads and auditors.
+The snapshot goes through `chats.services.datasets`, the export is recorded like every export.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chats.api import review_serializers as rs
+from chats.api.permissions import api_roles
+from chats.api.review_views import ERRORS, IsPerson, _lead, _person, _valid
+from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND
+from chats.errors import InvalidInput
+from chats.models import Dataset, Queue
+from chats.selectors.datasets import dataset_lines, datasets_list
+from chats.services.datasets import dataset_snapshot_create
+from chats.services.exports import export_record
+
+
+def _dataset(pk: int) -> Dataset:
+    dataset = datasets_list().filter(pk=pk).first()
+    if dataset is None:
+        raise Http404("No such dataset.")
+    return dataset
+
+
+class DatasetListView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="datasets_list",
+        summary="List datasets",
+        description="Every dataset, newest first, with the queues it was taken from and its item count.",
+        responses={200: rs.DatasetSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(rs.DatasetSerializer(datasets_list(), many=True).data)
+
+    @extend_schema(
+        operation_id="datasets_create",
+        summary="Take a dataset snapshot (leads)",
+        description="Freezes every resolved item of the queues as resolved now: a later resolution or snapshot "
+        "never changes it. Refused (400) when the name is taken or the queues have no resolved item.",
+        request=rs.DatasetCreateSerializer,
+        responses={201: rs.DatasetSerializer, **BAD_REQUEST, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        _lead(request)
+        data = _valid(rs.DatasetCreateSerializer, request.data)
+        found = Queue.objects.in_bulk(data["queues"])
+        missing = [
+            {"path": f"/queues/{index}", "message": "no such queue"}
+            for index, pk in enumerate(data["queues"])
+            if pk not in found
+        ]
+        if missing:
+            raise InvalidInput(missing)
+        dataset = dataset_snapshot_create(
+            actor=_person(request), name=data["name"], queues=list(found.values()), description=data["description"]
+        )
+        return Response(rs.DatasetSerializer(_dataset(dataset.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class DatasetDetailView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="datasets_retrieve",
+        summary="A dataset",
+        responses={200: rs.DatasetSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(rs.DatasetSerializer(_dataset(pk)).data)
+
+
+class DatasetExportView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="datasets_export",
+        summary="Export a dataset as JSONL (leads and auditors)",
+        description="Streams one gold item per line, in snapshot order. `format=training`: the OpenAI chat "
+        "fine-tuning record of the active path, the lead's correction replacing the last assistant answer, with "
+        "`metadata` saying where it came from (`dataset`, `conversation`, `source`, `external_id`, `queue`, "
+        "`item`, `resolution`, `lead`, `rubric_version`, `resolved_at`). `format=gold`: `{provenance, answers, "
+        "correction, correction_message, format, document}`, the conversation in the format it arrived in. The "
+        "answers are those frozen in the snapshot. Recorded in the audit log.",
+        parameters=[rs.DatasetExportQuery],
+        responses={
+            (200, NDJSON): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="Newline-delimited JSON, one gold item per line.",
+                examples=[
+                    OpenApiExample(
+                        "gold",
+                        value='{"provenance":{"dataset":{"id":1,"name":"v1"},"queue":{"id":1,"name":"Answers"},'
+                        '"item":3,"resolution":2,"lead":"lena","rubric_version":1},"answers":{"correct":"partly"},'
+                        '"correction":"Anneal at 58 °C.","correction_message":"m3","format":"openai","document":{}}\n',
+                    )
+                ],
+            ),
+            **BAD_REQUEST,
+            **ERRORS,
+            **NOT_FOUND,
+        },
+    )
+    def get(self, request: Request, pk: int) -> StreamingHttpResponse:
+        roles = api_roles(request)
+        if not (roles.can_lead or roles.can_audit):
+            raise PermissionDenied("Only leads and auditors export datasets (they hold the gold answers).")
+        query = _valid(rs.DatasetExportQuery, request.query_params)
+        fmt = query["format"]
+        dataset = _dataset(pk)
+        export_record(
+            actor=_person(request),
+            what="dataset",
+            format=fmt,
+            filters={"dataset": dataset.pk, "name": dataset.name},
+            count=dataset.item_count,  # type: ignore[attr-defined]
+        )
+        response = StreamingHttpResponse(dataset_lines(dataset, fmt), content_type=NDJSON)
+        response["Content-Disposition"] = f'attachment; filename="dataset-{dataset.pk}-{fmt}.jsonl"'
+        return response
