@@ -61,6 +61,7 @@ from chats.models import (
     QueueItem,
     QueueRule,
     Resolution,
+    Review,
     RubricVersion,
     Source,
 )
@@ -790,6 +791,109 @@ def api_adds_conversations_to_a_queue_by_filters(w: World) -> list[dict[str, Any
 
 
 # --- Queue rules (the lead is the admin)
+
+
+# --- Team review's pages: the same services, through the forms a person posts
+
+_RUBRIC_POST = {
+    "rubric-TOTAL_FORMS": "1",
+    "rubric-INITIAL_FORMS": "0",
+    "rubric-0-key": "correct",
+    "rubric-0-prompt": "Correct?",
+    "rubric-0-type": "categorical",
+    "rubric-0-options": "yes, no",
+    "rubric-0-target": "conversation",
+}
+
+
+def _posted(client: Client, url: str, data: dict[str, Any]) -> None:
+    response = client.post(url, data)
+    assert response.status_code in (200, 302), response.content[:500]
+
+
+@write_path("POST chats:queue_create", "service queue_create")
+def page_creates_a_queue(w: World) -> list[dict[str, Any]]:
+    body = {"name": "Answers", "instructions": "", "reviews_per_item": "2", "members": [w.reviewer.username]}
+    _posted(w.page(w.admin), reverse("chats:queue_create"), {**body, **_RUBRIC_POST})
+    after = {
+        "name": "Answers",
+        "instructions": "",
+        "reviews_per_item": 2,
+        "members": [w.reviewer.username],
+        "rubric_version": 1,
+        "questions": REVIEW_QUESTIONS,
+    }
+    return [expect("queue.created", w.admin, "queue", Queue.objects.get(name="Answers").pk, after=after)]
+
+
+@write_path("POST chats:queue_update", "service queue_update")
+def page_changes_a_queue(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    body = {"name": "Answers", "instructions": "", "reviews_per_item": "3"}
+    _posted(w.page(w.admin), reverse("chats:queue_update", args=[queue.pk]), {**body, **_RUBRIC_POST})
+    before = {"reviews_per_item": 1, "members": [w.reviewer.username]}
+    after = {"reviews_per_item": 3, "members": []}
+    return [expect("queue.updated", w.admin, "queue", queue.pk, before=before, after=after)]
+
+
+@write_path("POST chats:queue_add", "service queue_add_conversations")
+def page_adds_the_filters_conversations_to_a_queue(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    _posted(w.page(w.admin), reverse("chats:queue_add"), {"queue": str(queue.pk), "scope": "filters"})
+    return [expect("queue.items_added", w.admin, "queue", queue.pk, after={"added": 1})]
+
+
+@write_path("POST chats:queue_next", "service item_lease_next")
+def page_leases_the_next_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    _posted(w.page(w.reviewer), reverse("chats:queue_next", args=[queue.pk]), {})
+    return [_lease_row(w, queue, "queue_item.leased", w.reviewer)]
+
+
+@write_path("POST chats:queue_assign", "service item_assign", "service item_release")
+def page_assigns_then_releases_an_item(w: World) -> list[dict[str, Any]]:
+    queue = _review_queue(w)
+    item = QueueItem.objects.get(queue=queue)
+    url, page = reverse("chats:queue_assign", args=[queue.pk]), w.page(w.admin)
+    _posted(page, url, {"item": str(item.pk), "reviewer": w.reviewer.username, "action": "assign"})
+    assigned = _lease_row(w, queue, "queue_item.assigned", w.admin)
+    _posted(page, url, {"item": str(item.pk), "action": "release"})
+    before = {"reviewers": [w.reviewer.username]}
+    released = expect(
+        "queue_item.released", w.admin, "queue_item", item.pk, before=before, conversation=w.conversation.uuid
+    )
+    return [assigned, released]
+
+
+@write_path("POST chats:review_draft", "service review_save_draft")
+def page_saves_a_draft_review(w: World) -> list[dict[str, Any]]:
+    item = QueueItem.objects.get(queue=_review_queue(w))
+    _posted(w.page(w.reviewer), reverse("chats:review_draft", args=[item.queue_id, item.pk]), {"q.correct": "no"})
+    review = Review.objects.get(item=item, reviewer=w.reviewer)
+    after = {"item": item.pk, "rubric_version": 1, "answers": {"correct": "no"}}
+    return [
+        expect("review.draft_saved", w.reviewer, "review", review.pk, after=after, conversation=w.conversation.uuid)
+    ]
+
+
+@write_path("POST chats:review_submit", "service review_submit")
+def page_submits_a_review(w: World) -> list[dict[str, Any]]:
+    item = QueueItem.objects.get(queue=_review_queue(w))
+    _posted(w.page(w.reviewer), reverse("chats:review_submit", args=[item.queue_id, item.pk]), {"q.correct": "yes"})
+    review = Review.objects.get(item=item, reviewer=w.reviewer)
+    after = {"item": item.pk, "rubric_version": 1, "answers": {"correct": "yes"}}
+    return [expect("review.submitted", w.reviewer, "review", review.pk, after=after, conversation=w.conversation.uuid)]
+
+
+@write_path("POST chats:item_resolve", "service item_resolve")
+def page_resolves_an_item(w: World) -> list[dict[str, Any]]:
+    item = QueueItem.objects.get(queue=_review_queue(w))
+    body = {"q.correct": "no", "correction": "Use 58 °C."}
+    _posted(w.page(w.admin), reverse("chats:item_resolve", args=[item.queue_id, item.pk]), body)
+    after = {"rubric_version": 1, "answers": {"correct": "no"}, "correction": "Use 58 °C."}
+    return [
+        expect("queue_item.resolved", w.admin, "queue_item", item.pk, after=after, conversation=w.conversation.uuid)
+    ]
 
 
 def _review_rule(w: World, queue: Queue, rate: str = "1") -> QueueRule:
@@ -1691,6 +1795,12 @@ NOT_WRITES = {
     "GET api:docs": "read",
     "GET api:conversation-list": "read",
     "GET api:dataset-detail": "read",
+    "GET api:queue-agreement": "read",
+    "GET chats:queue_list": "read",
+    "GET chats:queue_detail": "read",
+    "GET chats:queue_adjudicate": "read",
+    # The review page records the view, as the thread page does (ConversationView, apart from the audit log).
+    "GET chats:queue_item": "read (a view recorded)",
     "admin:index": "read",
     "admin:app_list": "read",
     "admin:jsi18n": "read",
