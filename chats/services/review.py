@@ -310,6 +310,9 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any
     """Save `reviewer`'s answers so far (any subset) as a draft, under the queue's current rubric."""
     _ensure_member(item.queue, reviewer)
     rubric, answers = _review_answers(item, answers, complete=False)
+    # The lock review_submit and item_lease_next take, first: saves of one review sent together (quick key
+    # presses) wait for each other instead of both inserting it.
+    Queue.objects.select_for_update().filter(pk=item.queue_id).first()
     review = Review.objects.select_for_update().filter(item=item, reviewer=reviewer).first()
     if review is not None and review.state == ReviewState.SUBMITTED:
         raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])

@@ -68,3 +68,39 @@ def test_sixteen_concurrent_next_calls_hand_out_each_slot_once(source: Source) -
     assert sorted(held.values()) == [REVIEWS_PER_ITEM] * ITEMS
     # Every slot went to one reviewer: no reviewer holds two leases, none holds one twice.
     assert Lease.objects.count() == Lease.objects.values("reviewer").distinct().count() == ITEMS * REVIEWS_PER_ITEM
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_drafts_saved_at_once_by_one_reviewer_all_succeed_into_one_review(source: Source) -> None:
+    """Quick key presses send several draft saves of the same review together: none may fail (no deadlock, no
+    duplicate row), and one review holds the last answers."""
+    from chats.models import Review
+    from chats.services.review import review_save_draft
+
+    assert connection.vendor == "postgresql"
+    lead = make_lead()
+    reviewer = User.objects.create_user(username="quick-keys")
+    queue = make_queue(lead, [reviewer], reviews_per_item=1)
+    fill_queue(queue, lead, source, 1)
+    item = QueueItem.objects.select_related("queue", "conversation").get(queue=queue)
+    barrier = threading.Barrier(6)
+    failures: list[BaseException] = []
+
+    def save(choice: str) -> None:
+        try:
+            barrier.wait()
+            review_save_draft(reviewer=reviewer, item=item, answers={"correct": choice})
+        except BaseException as error:
+            failures.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=save, args=(c,)) for c in ("correct", "partly", "wrong") * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    (review,) = Review.objects.filter(item=item, reviewer=reviewer)
+    assert review.answers["correct"] in ("correct", "partly", "wrong")
