@@ -25,9 +25,11 @@ def _checked_name(name: Any) -> str:
     return name.strip()
 
 
-def _snapshot_sql() -> str:
+def _snapshot_sql(n_queues: int) -> str:
     """Every resolution of the given queues, copied with its provenance, in queue name and item order. The
-    correction replaces the last visible assistant message of the active path, as it is now."""
+    correction replaces the last visible assistant message of the active path, as it is now. Portable SQL (an
+    `IN` list, not PostgreSQL's `ANY`), so that SQLite runs it too."""
+    queues = ", ".join(["%s"] * n_queues)
     return f"""
         INSERT INTO {DatasetItem._meta.db_table} (
             dataset_id, conversation_id, queue_item_id, queue_id, queue_name, rubric_version_id,
@@ -48,7 +50,7 @@ def _snapshot_sql() -> str:
         JOIN {Queue._meta.db_table} q ON q.id = qi.queue_id
         JOIN {RubricVersion._meta.db_table} rv ON rv.id = r.rubric_version_id
         JOIN {User._meta.db_table} u ON u.id = r.lead_id
-        WHERE qi.queue_id = ANY(%s)
+        WHERE qi.queue_id IN ({queues})
         ORDER BY q.name, qi.created_at, qi.id
     """
 
@@ -69,7 +71,7 @@ def dataset_snapshot_create(*, actor: User, name: str, queues: Sequence[Queue], 
     dataset = Dataset.objects.create(name=name, description=description, created_by=actor, created_at=now)
     dataset.queues.set(queue_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_snapshot_sql(), [dataset.pk, now, queue_ids])
+        cursor.execute(_snapshot_sql(len(queue_ids)), [dataset.pk, now, *queue_ids])
         count = cursor.rowcount
     if count == 0:
         raise InvalidInput([{"path": "/queues", "message": "these queues have no resolved item: nothing to snapshot"}])
