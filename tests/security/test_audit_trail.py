@@ -969,6 +969,9 @@ def api_ingest_adds_what_a_queue_rule_takes(w: World) -> list[dict[str, Any]]:
     ]
 
 
+POSTGRES_ONLY_PATHS = {"api_bulk_ingest_adds_what_a_queue_rule_takes_at_once"}
+
+
 @write_path(
     "POST api:ingest-bulk",
     "service conversations_ingest_bulk",
@@ -1611,7 +1614,11 @@ def command_verifies_the_audit_chain(w: World) -> list[dict[str, Any]]:
     "path",
     [
         pytest.param(
-            path, id=path.name, marks=[pytest.mark.xfail(strict=True, reason=path.xfail)] if path.xfail else []
+            path,
+            id=path.name,
+            marks=([pytest.mark.xfail(strict=True, reason=path.xfail)] if path.xfail else [])
+            # Elsewhere the bulk endpoint takes the ordinary path, document by document.
+            + ([pytest.mark.postgres] if path.name in POSTGRES_ONLY_PATHS else []),
         )
         for path in WRITE_PATHS
     ],

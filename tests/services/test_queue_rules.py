@@ -177,6 +177,7 @@ def _bulk_queries(source: Source, documents: list[dict[str, Any]]) -> int:
     return len(queries)
 
 
+@pytest.mark.postgres  # elsewhere the bulk endpoint takes the ordinary path, document by document
 def test_a_bulk_batch_applies_the_rules_in_the_same_queries_however_many_documents_it_has(
     source: Source, lead: User, queue: Queue, django_assert_num_queries: Any
 ) -> None:
@@ -200,6 +201,7 @@ def test_a_bulk_batch_applies_the_rules_in_the_same_queries_however_many_documen
     assert without < few <= without + 1 + 3 * 10
 
 
+@pytest.mark.postgres  # elsewhere the bulk endpoint takes the ordinary path, document by document
 def test_a_rule_whose_filters_no_longer_validate_is_skipped_and_logged(
     source: Source, lead: User, queue: Queue, caplog: pytest.LogCaptureFixture
 ) -> None:
