@@ -9,10 +9,11 @@ PY := $(BIN)/python
 PYTHON ?= $(shell ./scripts/find-python)
 export PYTEST_ADDOPTS ?=
 
-.PHONY: help run test test-all lint bench fuzz venv dev-venv browser redis migrate clean
+.PHONY: help run worker test test-all lint bench fuzz venv dev-venv browser redis migrate clean
 
 help:
 	@echo "make run    set up .venv, migrate, load demo data, serve on http://127.0.0.1:8000 (SQLite unless DATABASE_URL is set)"
+	@echo "make worker run a Celery worker for the background tasks against CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/1)"
 	@echo "make test   install the dev tools, lint, check migrations, run the test suite (PostgreSQL when one answers)"
 	@echo "make test-all  make test, then the slow tests again at full length (a minute of load)"
 	@echo "make lint   ruff and mypy only"
@@ -39,6 +40,12 @@ run: venv
 	DEBUG=1 $(PY) manage.py seed_demo
 	DEBUG=1 $(PY) manage.py create_demo_admin
 	DEBUG=1 $(PY) manage.py runserver 127.0.0.1:8000
+
+# A worker for the background tasks. Without CELERY_BROKER_URL the application runs them inline, so neither `make run`
+# nor the tests need one.
+worker: venv
+	@test -n "$$CELERY_BROKER_URL" || { echo "Set CELERY_BROKER_URL, e.g. redis://127.0.0.1:6379/1" >&2; exit 1; }
+	$(BIN)/celery -A masterbrain_site worker --loglevel=INFO --concurrency=$${CELERY_CONCURRENCY:-2}
 
 # Browser tests drive Debian's Chromium; it is installed here when missing (never downloaded by a test tool).
 browser:

@@ -227,6 +227,25 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Throttles. Ingest: requests per API key (a DRF rate, "600/min"). Sign-in: see the Sign-in block below.
+# Background work runs on Celery workers (`make worker`) when CELERY_BROKER_URL names a broker (Redis, or RabbitMQ
+# with amqp://). Without one, as in `make run` and the tests, every task runs inline in the process that sends it,
+# through the same code. A task is acknowledged only once it has finished (acks_late), so that a worker killed
+# mid-task leaves it on the broker for another; each worker takes one task at a time, and Redis hands an
+# unacknowledged task out again after the visibility timeout. Tasks keep their state in the database: no result
+# backend.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
 MASTERBRAIN_THROTTLE_INGEST = env_rate("MASTERBRAIN_THROTTLE_INGEST", "600/min")
 
 # ---- Sign-in -------------------------------------------------------------------------------------------------
