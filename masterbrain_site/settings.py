@@ -136,18 +136,12 @@ else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "db.sqlite3"}}
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 if not IS_POSTGRES:
-    # SQLite serves the threads of runserver and of the tests' live server at once: WAL lets readers go on beside a
-    # writer, and a write transaction takes its lock when it begins (waiting up to 20 s) rather than failing midway.
+    # SQLite serves runserver's threads at once: WAL lets readers go on beside a writer, and a write transaction takes its lock when it begins (waiting up to 20 s) rather than failing midway.
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-    # The test database is a file beside the configured one, never Django's default in-memory database: that one
-    # is a single connection the live server's request threads would share, and concurrent requests (two browsers,
-    # htmx beside a navigation) would interleave on it.
-    _sqlite_name = Path(DATABASES["default"]["NAME"])
-    DATABASES["default"]["TEST"] = {"NAME": str(_sqlite_name.with_name(f"test_{_sqlite_name.name}"))}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

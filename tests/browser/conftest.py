@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from django.core.servers.basehttp import WSGIServer
+from django.test.testcases import LiveServerThread
 
 # The sync Playwright API runs an event loop in this thread; Django's ORM must still be usable from the tests.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -43,6 +45,24 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
     return {**browser_context_args, "viewport": {"width": 1400, "height": 900}}
+
+
+class _SerialWSGIServer(WSGIServer):
+    """The live server, one request at a time, in its own thread (which holds the test's connection)."""
+
+    def __init__(self, *args: Any, connections_override: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _serial_live_server_on_sqlite() -> None:
+    """On SQLite the test database is in memory: one connection, which the live server's threads would share, and
+    two requests at once (two browsers, an htmx post beside a navigation) would interleave on it. There the live
+    server answers one request at a time; the non-threaded server closes each connection after its response."""
+    from django.conf import settings
+
+    if not settings.IS_POSTGRES:
+        LiveServerThread.server_class = _SerialWSGIServer
 
 
 @pytest.fixture(autouse=True)
