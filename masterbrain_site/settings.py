@@ -136,7 +136,8 @@ else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "db.sqlite3"}}
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 if not IS_POSTGRES:
-    # SQLite serves runserver's threads at once: WAL lets readers go on beside a writer, and a write transaction takes its lock when it begins (waiting up to 20 s) rather than failing midway.
+    # SQLite serves runserver's threads at once: WAL lets readers go on beside a writer, and a write transaction
+    # takes its lock when it begins (waiting up to 20 s) rather than failing midway.
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
