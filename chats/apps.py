@@ -1,4 +1,7 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.core import checks
 from django.db.models.signals import post_migrate
 from django.urls import register_converter
 from django.urls.converters import get_converters
@@ -11,10 +14,17 @@ class ChatsConfig(AppConfig):
 
     def ready(self) -> None:
         from chats.converters import ArtifactIdConverter
+        from chats.distribution import schema_problems
         from chats.roles import ensure_role_groups
 
         # After the auth app's own receiver has made the permissions, and again after a test's flush.
         post_migrate.connect(ensure_role_groups, sender=self, dispatch_uid="chats.ensure_role_groups")
+
+        # `manage.py check` (and so every test run and deployment) refuses a schema that could no longer be
+        # distributed by conversation (docs/SCALING.md).
+        @checks.register(checks.Tags.models)
+        def distributable(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+            return [checks.Error(problem, id="chats.E001") for problem in schema_problems()]
 
         # Before any URLconf is read: the pages' and the API's artifact URLs use it.
         if "artifact_id" not in get_converters():

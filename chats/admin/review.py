@@ -43,7 +43,7 @@ class QueueItemAdmin(ReadOnlyAdmin):
 class LeaseAdmin(ReadOnlyAdmin):
     list_display = ["item", "reviewer", "expires_at"]
     list_select_related = ["item", "reviewer"]
-    raw_id_fields = ["item", "reviewer"]
+    raw_id_fields = ["conversation", "item", "reviewer"]
 
 
 @admin.register(Review)
@@ -51,14 +51,14 @@ class ReviewAdmin(ReadOnlyAdmin):
     list_display = ["id", "item", "reviewer", "state", "submitted_at"]
     list_select_related = ["item", "reviewer"]
     list_filter = ["state"]
-    raw_id_fields = ["item", "reviewer", "rubric_version"]
+    raw_id_fields = ["conversation", "item", "reviewer", "rubric_version"]
 
 
 @admin.register(Resolution)
 class ResolutionAdmin(ReadOnlyAdmin):
     list_display = ["item", "lead", "created_at"]
     list_select_related = ["item", "lead"]
-    raw_id_fields = ["item", "lead", "rubric_version"]
+    raw_id_fields = ["conversation", "item", "lead", "rubric_version"]
 
 
 @admin.register(Dataset)

@@ -111,13 +111,17 @@ class QueueItem(models.Model):
 class Lease(models.Model):
     """A slot of an item held for one reviewer until `expires_at` (by "next item" or a lead's assignment)."""
 
+    # Its item's conversation, repeated: every row under a conversation names it (chats.distribution).
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
     item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="leases")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_leases")
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["item", "reviewer"], name="lease_unique_per_reviewer")]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "item", "reviewer"], name="lease_unique_per_reviewer")
+        ]
         indexes = [models.Index(fields=["reviewer", "expires_at"], name="lease_reviewer_expiry")]
 
     def __str__(self) -> str:
@@ -132,6 +136,7 @@ class ReviewState(models.TextChoices):
 class Review(models.Model):
     """One reviewer's answers to the rubric for one item: a draft until submitted, once."""
 
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")  # its item's
     item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="queue_reviews")
     rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="reviews")
@@ -144,7 +149,7 @@ class Review(models.Model):
     class Meta:
         ordering = ["item", "created_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["item", "reviewer"], name="review_unique_per_reviewer"),
+            models.UniqueConstraint(fields=["conversation", "item", "reviewer"], name="review_unique_per_reviewer"),
             choices_check("review_state_valid", "state", ReviewState),
             models.CheckConstraint(
                 condition=Q(state=ReviewState.DRAFT, submitted_at__isnull=True)
@@ -161,6 +166,7 @@ class Review(models.Model):
 class Resolution(models.Model):
     """A lead's final answer for an item: its gold answers and the final correction."""
 
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")  # its item's
     item = models.OneToOneField(QueueItem, on_delete=models.CASCADE, related_name="resolution")
     lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_resolutions")
     rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="resolutions")
@@ -221,7 +227,9 @@ class DatasetItem(models.Model):
     class Meta:
         ordering = ["dataset", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["dataset", "queue_item"], name="dataset_item_unique_queue_item"),
+            models.UniqueConstraint(
+                fields=["conversation", "dataset", "queue_item"], name="dataset_item_unique_queue_item"
+            ),
         ]
         # The export and the item count: a dataset's items in order, by keyset on id.
         indexes = [models.Index(fields=["dataset", "id"], name="dataset_item_in_order")]

@@ -213,7 +213,9 @@ def _free_slots(item: QueueItem, reviewer: User, now: datetime) -> int:
 
 
 def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, action: str) -> Lease:
-    lease, _ = Lease.objects.update_or_create(item=item, reviewer=reviewer, defaults={"expires_at": until})
+    lease, _ = Lease.objects.update_or_create(
+        conversation_id=item.conversation_id, item=item, reviewer=reviewer, defaults={"expires_at": until}
+    )
     audit_record(
         actor=actor,
         action=action,
@@ -317,7 +319,9 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any
     if review is not None and review.state == ReviewState.SUBMITTED:
         raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])
     if review is None:
-        review = Review.objects.create(item=item, reviewer=reviewer, rubric_version=rubric, answers=answers)
+        review = Review.objects.create(
+            conversation_id=item.conversation_id, item=item, reviewer=reviewer, rubric_version=rubric, answers=answers
+        )
     else:
         review.rubric_version, review.answers, review.updated_at = rubric, answers, timezone.now()
         review.save(update_fields=["rubric_version", "answers", "updated_at"])
@@ -349,7 +353,7 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
         raise InvalidInput([{"path": "/item", "message": "this item has all the reviews it needs"}])
     values = {"rubric_version": rubric, "answers": answers, "state": ReviewState.SUBMITTED, "submitted_at": now}
     if review is None:
-        review = Review.objects.create(item=item, reviewer=reviewer, **values)
+        review = Review.objects.create(conversation_id=item.conversation_id, item=item, reviewer=reviewer, **values)
     else:
         for field, value in values.items():
             setattr(review, field, value)
@@ -378,6 +382,7 @@ def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], corre
     existing = Resolution.objects.select_for_update().filter(item=item).first()
     before = None if existing is None else {"answers": existing.answers, "correction": existing.correction}
     resolution, _ = Resolution.objects.update_or_create(
+        conversation_id=item.conversation_id,
         item=item,
         defaults={
             "lead": actor,

@@ -89,9 +89,9 @@ CHANGE_PAGE_QUERIES = {
     "queuerule": 5,  # its queue, its creator
     "rubricversion": 4,  # its queue
     "queueitem": 5,  # its queue, its conversation
-    "lease": 5,  # its item, its reviewer
-    "review": 6,  # its item, its reviewer, its rubric version
-    "resolution": 6,  # its item, its lead, its rubric version
+    "lease": 6,  # its conversation, its item, its reviewer
+    "review": 7,  # its conversation, its item, its reviewer, its rubric version
+    "resolution": 7,  # its conversation, its item, its lead, its rubric version
     "dataset": 5,  # its creator, its queues
     "datasetitem": 9,  # its dataset, conversation, queue item, queue, rubric version and lead
     "conversationview": 3,

@@ -727,7 +727,12 @@ def lead_releases_an_item(w: World) -> list[dict[str, Any]]:
     queue = _review_queue(w)
     item = QueueItem.objects.get(queue=queue)
     with audit_scope():
-        Lease.objects.create(item=item, reviewer=w.reviewer, expires_at=timezone.now() + timedelta(minutes=5))
+        Lease.objects.create(
+            conversation_id=item.conversation_id,
+            item=item,
+            reviewer=w.reviewer,
+            expires_at=timezone.now() + timedelta(minutes=5),
+        )
     assert review_services.item_release(actor=w.admin, item=item) == 1
     before = {"reviewers": [w.reviewer.username]}
     return [
@@ -1059,7 +1064,13 @@ def _resolved_queue(w: World) -> Queue:
     with audit_scope():
         item = QueueItem.objects.get(queue=queue)
         rubric = RubricVersion.objects.get(queue=queue)
-        Resolution.objects.create(item=item, lead=w.admin, rubric_version=rubric, answers={"correct": "no"})
+        Resolution.objects.create(
+            conversation_id=item.conversation_id,
+            item=item,
+            lead=w.admin,
+            rubric_version=rubric,
+            answers={"correct": "no"},
+        )
     return queue
 
 
@@ -1765,6 +1776,7 @@ NOT_WRITES = {
     # The search index is derived from stored messages: rebuilding it changes no audited state.
     "service search_index": "derives search vectors",
     "command index_search": "derives search vectors",
+    "command citus_ddl": "prints SQL read from the catalog; changes nothing",
     "service stored_snapshots": "read",
     "service receipt_values": "builds a receipt's values",
     "service ingest_event": "builds an unsaved event",
