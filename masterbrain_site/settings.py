@@ -241,6 +241,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# Who builds the search vectors of what ingestion stored: "tasks" (a Celery task after each ingestion, inline
+# without a broker) or "command" (only `manage.py index_search --loop`, run beside the servers).
+MASTERBRAIN_SEARCH_INDEXER = env_str("MASTERBRAIN_SEARCH_INDEXER", "tasks")
+if MASTERBRAIN_SEARCH_INDEXER not in ("tasks", "command"):
+    raise ImproperlyConfigured(f"MASTERBRAIN_SEARCH_INDEXER={MASTERBRAIN_SEARCH_INDEXER!r}: use tasks or command.")
+
 MASTERBRAIN_THROTTLE_INGEST = env_rate("MASTERBRAIN_THROTTLE_INGEST", "600/min")
 
 # ---- Sign-in -------------------------------------------------------------------------------------------------

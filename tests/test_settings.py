@@ -41,6 +41,7 @@ def run_check(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPro
         ({"DEBUG": "1", "DATABASE_URL": "mysql://db/x"}, "DATABASE_URL"),
         ({"DEBUG": "1", "MASTERBRAIN_MAX_MESSAGES": "lots"}, "MASTERBRAIN_MAX_MESSAGES"),
         ({"DEBUG": "1", "MASTERBRAIN_THROTTLE_INGEST": "600 per minute"}, "MASTERBRAIN_THROTTLE_INGEST"),
+        ({"DEBUG": "1", "MASTERBRAIN_SEARCH_INDEXER": "cron"}, "MASTERBRAIN_SEARCH_INDEXER"),
         ({"DEBUG": "1", "MASTERBRAIN_TRUSTED_PROXIES": "10.0.0.5, proxy.local"}, "MASTERBRAIN_TRUSTED_PROXIES"),
         ({"DEBUG": "1", "MASTERBRAIN_TRUSTED_PROXIES": "10.0.0.5/24"}, "MASTERBRAIN_TRUSTED_PROXIES"),
         # Removed when sign-in failures began to count per user name and address together: not silently ignored.

@@ -60,9 +60,9 @@ from chats.services.documents import Prepared, document_prepare
 from chats.services.ingestion import (
     IngestResult,
     conversation_store,
+    conversations_changed,
     idless_lock,
     ingest_event,
-    sender_actor,
     stored_snapshots,
     target_external_ids,
 )
@@ -78,7 +78,6 @@ from chats.services.plan_writer import (
     plan_rows,
     plans_rewrite_verdicts,
 )
-from chats.services.queue_rules import rules_apply
 from chats.services.receipts import Decision, Sender, receipt_payloads_save, receipt_values
 
 logger = logging.getLogger(__name__)
@@ -233,7 +232,7 @@ def _write_batch(sender: Sender, batch: list[_Item]) -> tuple[dict[int, IngestRe
         for item in written
         if item.conversation is not None and item.plan is not None and item.plan.outcome != Outcome.UNCHANGED
     ]
-    rules_apply(actor=sender_actor(sender), conversation_ids=changed)
+    conversations_changed(sender=sender, conversation_ids=changed)
     return results, lost
 
 

@@ -38,6 +38,7 @@ from chats.services.documents import Prepared, document_prepare
 from chats.services.plan_writer import write_plan
 from chats.services.queue_rules import rules_apply
 from chats.services.receipts import Decision, Sender, receipt_create
+from chats.services.search import search_index_soon
 
 
 @dataclass
@@ -102,7 +103,7 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
             )
             if plan.outcome != Outcome.UNCHANGED:
                 audit_insert([ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt)])
-                rules_apply(actor=sender_actor(sender), conversation_ids=[conversation.pk])
+                conversations_changed(sender=sender, conversation_ids=[conversation.pk])
     except c.ParseError as error:
         return reject(sender, prepared, error.errors)
     except IntegrityError:
@@ -255,6 +256,14 @@ def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, plans.Stored]:
     ):
         snapshots[conversation_id].feedback.append(plans.StoredFeedback(pk, message_id, origin, score, comment, raw))
     return snapshots
+
+
+def conversations_changed(*, sender: Sender, conversation_ids: Sequence[int]) -> None:
+    """What follows an ingestion that created or changed these conversations, in its transaction (both writers call
+    this): the queue rules take those that match, and their search vectors are built once it commits."""
+    rules_apply(actor=sender_actor(sender), conversation_ids=conversation_ids)
+    if conversation_ids:
+        search_index_soon()
 
 
 def sender_actor(sender: Sender) -> Actor:

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+
+from django.conf import settings
+from django.core.cache import cache
 from django.db import connection, transaction
 
 from chats.models import SEARCH_DOCUMENT_SQL, SEARCH_TEXT_LIMIT, Conversation
+
+logger = logging.getLogger(__name__)
+
+# A burst of ingestions shares one indexing task: the first takes this key and sends the task a second later;
+# the task lets the key go as it starts, so that what is ingested while it runs sends the next one.
+SCHEDULED_KEY = "search-index-scheduled"
+SCHEDULE_DELAY_SECONDS = 1
 
 
 def search_index(*, limit: int = 500) -> int:
@@ -31,3 +42,29 @@ def search_index(*, limit: int = 500) -> int:
         )
         built: int = cursor.rowcount
         return built
+
+
+def search_index_stale(*, batch: int = 500) -> int:
+    """Build every stale conversation's vector, `batch` at a time; how many were built."""
+    total = 0
+    while built := search_index(limit=batch):
+        total += built
+    return total
+
+
+def search_index_soon() -> None:
+    """Have the stale conversations indexed once the current transaction commits: by a Celery worker, or inline
+    where there is no broker (`make run`, the tests). MASTERBRAIN_SEARCH_INDEXER=command leaves it to
+    `manage.py index_search --loop` instead. A failure to send is logged, never the ingestion's failure: the
+    conversations stay stale, which search reads directly, and the next ingestion or the command picks them up."""
+    if settings.MASTERBRAIN_SEARCH_INDEXER == "tasks":
+        transaction.on_commit(_send, robust=True)
+
+
+def _send() -> None:
+    from chats.tasks.search import index_stale
+
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        index_stale.delay()
+    elif cache.add(SCHEDULED_KEY, 1, timeout=60):
+        index_stale.apply_async(countdown=SCHEDULE_DELAY_SECONDS)

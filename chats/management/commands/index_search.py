@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from chats.services.search import search_index
+from chats.services.search import search_index_stale
 
 
 class Command(BaseCommand):
@@ -24,13 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=float, default=1.0, help="Seconds to wait when none is stale.")
 
     def handle(self, *args: Any, batch: int, loop: bool, interval: float, **options: Any) -> None:
-        total = 0
-        while True:
-            built = search_index(limit=batch)
-            total += built
-            if built:
-                continue
-            if not loop:
-                break
+        total = search_index_stale(batch=batch)
+        while loop:
             time.sleep(interval)
+            total += search_index_stale(batch=batch)
         self.stdout.write(f"Search vectors built: {total}.")
