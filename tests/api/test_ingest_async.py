@@ -75,7 +75,7 @@ def test_the_answer_is_202_with_a_queued_receipt_per_document_and_the_receipts_s
     stored = Conversation.objects.get(external_id="a-2")
     assert receipts[2]["conversation"] == str(stored.uuid) and stored.messages.count() == 3
     created = AuditEvent.objects.filter(action="conversation.created").order_by("id")
-    assert [event.after["receipt"] for event in created] == [receipts[0]["uuid"], receipts[2]["uuid"]]
+    assert [(event.after or {}).get("receipt") for event in created] == [receipts[0]["uuid"], receipts[2]["uuid"]]
 
 
 def test_a_line_of_ndjson_that_is_not_json_is_rejected_in_the_answer_itself(
@@ -146,8 +146,7 @@ def test_the_async_answer_refuses_a_signed_in_person_without_a_key(api_client: A
 
 def _documents() -> list[Any]:
     documents = [document for _, document in generate(12, seed=5, turns=(1, 3), result_size=(50, 200))]
-    longer = copy.deepcopy(GOOD)
-    longer["chat_history"] += [{"role": "user", "content": "And for GC-rich ones?"}]
+    longer = {"conversation_id": "a-1", "chat_history": [*HISTORY, {"role": "user", "content": "And GC-rich?"}]}
     # A repeat, a document that extends another of the same request, and one refused.
     return [*documents, copy.deepcopy(documents[2]), GOOD, longer, NO_ROLE]
 
@@ -199,7 +198,7 @@ def test_a_transient_database_error_retries_the_task(
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False):
         post_async(ingest_client, [GOOD])
-    failures = []
+    failures: list[str] = []
 
     def fail_once(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         if "chats_ingestionreceipt" in sql and not failures:  # the task's first statement: lock its receipts
@@ -210,7 +209,7 @@ def test_a_transient_database_error_retries_the_task(
     ids = [IngestionReceipt.objects.get().pk]
     with connection.execute_wrapper(fail_once):
         # As a worker runs it: a failure is the task's state, not raised to the caller.
-        result = ingest_queued.apply(args=[ids], throw=False)
+        result = ingest_queued.apply(args=(ids,), throw=False)
 
     assert len(failures) == 1
     assert result.successful() and result.get() == 1  # the retry applied the one receipt

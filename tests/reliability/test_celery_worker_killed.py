@@ -84,6 +84,7 @@ class Worker:
             ],
             cwd=ROOT,
             env=env,
+            stdout=subprocess.DEVNULL,  # the banner; warnings and errors go to stderr
             start_new_session=True,  # its own process group, which kill() ends whole
         )
 
@@ -190,12 +191,15 @@ def test_a_worker_killed_mid_task_leaves_every_document_stored_exactly_once_afte
     first = Worker(env, "first")
     second = None
     try:
+        started = time.monotonic()
         status, answer = post_async(server.port, key, body)
+        answered = time.monotonic() - started
         assert status == 202, answer
         assert answer["summary"]["queued"] == DOCUMENT_COUNT
 
         with database.connect() as conn:
             at_kill = kill_mid_chunk(database, first, conn)
+            killed = time.monotonic()
             # Whole chunks only: what committed is final, receipts and conversations alike; the rest waits.
             assert at_kill["created"] % QUEUED_CHUNK == 0 and 0 < at_kill["created"] < DOCUMENT_COUNT
             assert at_kill["queued"] == DOCUMENT_COUNT - at_kill["created"]
@@ -211,6 +215,7 @@ def test_a_worker_killed_mid_task_leaves_every_document_stored_exactly_once_afte
                 assert second.process.poll() is None, "the second worker died"
                 time.sleep(0.2)
 
+            finished = time.monotonic()
             assert outcomes(conn) == {"created": DOCUMENT_COUNT}
             stored = dict(
                 conn.execute(
@@ -231,6 +236,16 @@ def test_a_worker_killed_mid_task_leaves_every_document_stored_exactly_once_afte
         while broker.hlen("unacked") or broker.llen("celery"):
             assert time.monotonic() < deadline, "the task was not acknowledged"
             time.sleep(0.2)
+        report = {
+            "documents": DOCUMENT_COUNT,
+            "messages": sum(expected.values()),
+            "body_bytes": len(body),
+            "answer_202_seconds": round(answered, 2),
+            "killed_after_seconds": round(killed - started, 2),
+            "applied_at_kill": at_kill["created"],
+            "finished_after_kill_seconds": round(finished - killed, 2),
+        }
+        print(json.dumps(report))
     finally:
         first.stop()
         if second is not None:
