@@ -8,8 +8,10 @@ the answer. Until then the receipts are exactly what a worker would find: queued
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import json
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -25,7 +27,7 @@ from chats.demo.generator import generate
 from chats.models import AuditEvent, Conversation, IngestionReceipt, Message, Outcome, Source
 from chats.services.audit import CommandActor
 from chats.services.ingest_queue import queued_receipts_ingest
-from chats.services.receipts import receipt_payloads_prune
+from chats.services.receipts import receipt_payloads_prune, receipt_payloads_save
 from chats.services.sources import api_key_create
 from chats.tasks.ingest import ingest_queued
 
@@ -257,3 +259,39 @@ def test_the_schema_documents_async_and_the_202_answer(api_client: APIClient) ->
     queued = operation["responses"]["202"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
     item = schema["components"]["schemas"][queued]["properties"]["results"]["items"]["$ref"].rsplit("/", 1)[1]
     assert "receipt_url" in schema["components"]["schemas"][item]["properties"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_given_the_same_receipts_at_once_apply_each_document_once(source: Source) -> None:
+    documents = [document for _, document in generate(20, seed=9, turns=(1, 2), result_size=(50, 100))]
+    contents = [json.dumps(document).encode() for document in documents]
+    # Receipts as a request leaves them, whose task is not sent (here the commit would run it inline).
+    receipt_payloads_save(contents)
+    digests = [hashlib.sha256(content).hexdigest() for content in contents]
+    ids = [
+        IngestionReceipt.objects.create(
+            source=source, outcome=Outcome.QUEUED, payload_id=digest, payload_sha256=digest, size_bytes=len(content)
+        ).pk
+        for digest, content in zip(digests, contents, strict=True)
+    ]
+    start = threading.Barrier(2)
+    applied: list[int] = []
+
+    def worker() -> None:
+        try:
+            start.wait()
+            applied.append(queued_receipts_ingest(receipt_ids=ids))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sorted(applied) == [0, 20]  # one took the lock and applied them; the other then found them done
+    assert Conversation.objects.filter(source=source).count() == 20
+    assert AuditEvent.objects.filter(action="conversation.created").count() == 20
+    assert not IngestionReceipt.objects.filter(outcome=Outcome.QUEUED).exists()
