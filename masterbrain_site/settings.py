@@ -224,20 +224,28 @@ else:
 # Throttles. Ingest: requests per API key (a DRF rate, "600/min"). Sign-in: see the Sign-in block below.
 # Background work runs on Celery workers (`make worker`) when CELERY_BROKER_URL names a broker (Redis, or RabbitMQ
 # with amqp://). Without one, as in `make run` and the tests, every task runs inline in the process that sends it,
-# through the same code. A task is acknowledged only once it has finished (acks_late), so that a worker killed
-# mid-task leaves it on the broker for another; each worker takes one task at a time, and Redis hands an
-# unacknowledged task out again after the visibility timeout. Tasks keep their state in the database: no result
-# backend.
+# through the same code. Tasks keep their state in the database (an asynchronous ingest's receipts): no result
+# backend. Why a task whose worker dies is run again (tests/reliability/test_celery_worker_killed.py kills one):
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# - acknowledged only once it has finished: a worker killed mid-task has not acknowledged it, and the broker keeps
+#   it (Redis: in its set of unacknowledged messages, with the time it was handed out);
 CELERY_TASK_ACKS_LATE = True
+# - with the prefork pool, a pool process that dies while the worker lives (the out-of-memory killer) has its
+#   task put back on the queue at once, rather than acknowledged as failed;
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# - a worker holds one unacknowledged task at a time: a dead worker takes no other task down with it, and no task
+#   waits behind a long one on a busy worker;
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# - Redis hands a task that has stayed unacknowledged for longer than the visibility timeout out again (a worker
+#   sweeps for them as it starts and every few minutes): that is how a task of a worker that died, machine and
+#   all, comes back. It must be longer than any task runs, or a task still running is handed out a second time
+#   (the tasks are idempotent, so that costs work, not correctness).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, status
@@ -23,6 +24,8 @@ from chats.api.errors import errors_response
 from chats.ingest.canonical import Issue
 from chats.models import ApiKey, IngestionReceipt, Outcome, Source
 from chats.services.bulk_writer import conversations_ingest_bulk
+from chats.services.documents import document_content
+from chats.services.ingest_queue import receipts_enqueue
 from chats.services.ingestion import IngestResult, conversation_ingest
 from chats.services.receipts import receipt_reject_raw
 from chats.throttling import IngestRateThrottle, ingest_quota_charge
@@ -111,6 +114,20 @@ def _result_body(result: IngestResult) -> dict[str, Any]:
     return body
 
 
+def _queued_body(receipt: IngestionReceipt) -> dict[str, Any]:
+    """A document stored for a worker: its receipt says what became of it once the worker has applied it."""
+    return {
+        "conversation": None,
+        "external_id": None,
+        "outcome": receipt.outcome,
+        "receipt": str(receipt.uuid),
+        "receipt_url": reverse("api:receipt", kwargs={"uuid": receipt.uuid}),
+        "warnings": [],
+    }
+
+
+ASYNC_VALUES = {"": False, "false": False, "0": False, "true": True, "1": True}
+
 FORMAT_PARAMETER = OpenApiParameter(
     "format", str, enum=list(ingest.FORMATS), description="The document's format; detected when omitted."
 )
@@ -185,13 +202,24 @@ class BulkIngestView(APIView):
 
     @extend_schema(
         operation_id="ingest_bulk",
-        parameters=[FORMAT_PARAMETER],
+        parameters=[
+            FORMAT_PARAMETER,
+            OpenApiParameter(
+                "async",
+                bool,
+                description="true: check the envelope, store the documents and answer 202 at once, each with a "
+                "receipt in the outcome `queued`; a worker applies them later, exactly as the synchronous answer "
+                "would have, and GET on each receipt_url tells the outcome. Lines of NDJSON that are not JSON are "
+                "rejected at once, as without it.",
+            ),
+        ],
         request={
             "application/json": {"type": "array", "items": {"type": "object"}},
             "application/x-ndjson": {"type": "string", "description": "One JSON document per line."},
         },
         responses={
             200: serializers.BulkResultSerializer,
+            202: serializers.BulkQueuedSerializer,
             400: serializers.ErrorSerializer,
             401: serializers.ErrorSerializer,
             403: serializers.ErrorSerializer,
@@ -202,6 +230,10 @@ class BulkIngestView(APIView):
     )
     def post(self, request: Request) -> Response:
         source = _source(request)
+        flag = request.query_params.get("async", "").lower()
+        if flag not in ASYNC_VALUES:
+            return errors_response([{"path": "", "message": "async is true or false"}], 400)
+        asynchronous = ASYNC_VALUES[flag]
         media_type = _media_type(request)
         items: list[tuple[Any, Issue | None, bytes | None]]
         limit = settings.MASTERBRAIN_MAX_BULK_ITEMS
@@ -240,18 +272,28 @@ class BulkIngestView(APIView):
             extra = {"receipt": str(receipt.uuid)} if receipt else {}
             return errors_response([e.as_dict() for e in rejected.errors], rejected.status_code, **extra)
 
-        # The documents that decoded are stored together (set-based on PostgreSQL, see chats.services.bulk_writer);
-        # each still gets its own outcome and receipt, and is stored whole or not at all.
         decoded = [(document, content) for document, decode_error, content in items if decode_error is None]
-        stored = iter(
-            conversations_ingest_bulk(
+        if asynchronous:
+            # Stored as bytes with a queued receipt each, and applied by a worker (chats.services.ingest_queue).
+            queued = receipts_enqueue(
+                source=source,
+                api_key=_api_key(request),
+                format=_format_param(request),
+                contents=[content if content is not None else document_content(doc) for doc, content in decoded],
+            )
+            bodies = iter(map(_queued_body, queued))
+        else:
+            # The documents that decoded are stored together (set-based on PostgreSQL, see
+            # chats.services.bulk_writer); each still gets its own outcome and receipt, and is stored whole or not
+            # at all.
+            stored = conversations_ingest_bulk(
                 source=source,
                 documents=[document for document, _ in decoded],
                 format=_format_param(request),
                 api_key=_api_key(request),
                 contents=[content for _, content in decoded],
             )
-        )
+            bodies = iter(map(_result_body, stored))
         results = []
         counts = {outcome: 0 for outcome in Outcome.values}
         for index, (_, decode_error, line) in enumerate(items):
@@ -272,13 +314,13 @@ class BulkIngestView(APIView):
                 )
                 counts[Outcome.REJECTED] += 1
                 continue
-            result = next(stored)
-            body = _result_body(result)
+            body = next(bodies)
             for issue in body.get("errors", []):
                 issue["path"] = f"/{index}{issue['path']}"
             results.append({"index": index, **body})
-            counts[result.outcome] += 1
-        return Response({"results": results, "summary": counts}, status=status.HTTP_200_OK)
+            counts[body["outcome"]] += 1
+        answer = status.HTTP_202_ACCEPTED if asynchronous else status.HTTP_200_OK
+        return Response({"results": results, "summary": counts}, status=answer)
 
     @staticmethod
     def _ndjson_items(body: bytes) -> list[tuple[Any, Issue | None, bytes | None]]:

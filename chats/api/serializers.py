@@ -75,6 +75,26 @@ class BulkResultSerializer(serializers.Serializer[Any]):
     summary = serializers.DictField(child=serializers.IntegerField())
 
 
+class BulkQueuedItemSerializer(serializers.Serializer[Any]):
+    index = serializers.IntegerField()
+    conversation = serializers.UUIDField(allow_null=True, help_text="null until a worker has stored the document.")
+    external_id = serializers.CharField(allow_null=True, help_text="null until a worker has parsed the document.")
+    outcome = serializers.CharField(
+        help_text="queued: stored, for a worker to apply; rejected: a line of NDJSON that is not JSON."
+    )
+    receipt = serializers.UUIDField()
+    receipt_url = serializers.CharField(
+        required=False, help_text="GET it for the outcome once a worker has applied the document."
+    )
+    warnings = IssueSerializer(many=True)
+    errors = IssueSerializer(many=True, required=False)  # type: ignore[assignment]
+
+
+class BulkQueuedSerializer(serializers.Serializer[Any]):
+    results = BulkQueuedItemSerializer(many=True)
+    summary = serializers.DictField(child=serializers.IntegerField())
+
+
 class ReceiptSerializer(serializers.ModelSerializer[Any]):
     conversation: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
     format = serializers.CharField(source="input_format")

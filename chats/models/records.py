@@ -24,6 +24,9 @@ from chats.models.sources import ApiKey, Source
 
 
 class Outcome(models.TextChoices):
+    # Received and stored, waiting for a worker to apply it (an asynchronous bulk ingest): it becomes one of the
+    # others, in the transaction that stores the conversation.
+    QUEUED = "queued"
     CREATED = "created"
     UPDATED = "updated"
     UNCHANGED = "unchanged"
@@ -159,6 +162,8 @@ class IngestionReceipt(models.Model):
             models.Index(fields=["payload"], condition=Q(payload__isnull=False), name="receipt_payload_idx"),
             # The prune: receipts older than the cutoff that still hold a payload, oldest first.
             models.Index(fields=["created_at"], condition=Q(payload__isnull=False), name="receipt_payload_age_idx"),
+            # requeue_ingest: the receipts still waiting for a worker, oldest first (a handful at any time).
+            models.Index(fields=["created_at"], condition=Q(outcome="queued"), name="receipt_queued_idx"),
         ]
 
     def __str__(self) -> str:

@@ -78,7 +78,7 @@ from chats.services.plan_writer import (
     plan_rows,
     plans_rewrite_verdicts,
 )
-from chats.services.receipts import Decision, Sender, receipt_payloads_save, receipt_values
+from chats.services.receipts import Decision, Sender, receipt_payloads_save, receipt_values, receipts_complete
 
 logger = logging.getLogger(__name__)
 
@@ -106,25 +106,38 @@ def conversations_ingest_bulk(
     format: str | None = None,
     api_key: ApiKey | None = None,
     contents: Sequence[bytes | None] | None = None,
+    queued: Sequence[IngestionReceipt] | None = None,
 ) -> list[IngestResult]:
     """Store many conversation documents of one source; one result per document, in order.
 
     The same outcomes, receipts and rows as ``ingestion.conversation_ingest`` for each document in turn.
     ``contents``: the bytes each document was decoded from (None where unknown), kept as its receipt's payload.
+    ``queued``: the receipt each document was stored with before (an asynchronous bulk ingest, see
+    ``chats.services.ingest_queue``), which its outcome completes instead of a new receipt.
     """
     with audit_scope():  # the writers record one event per conversation created or changed
-        return _ingest(Sender(source, api_key), documents, format, contents)
+        return _ingest(Sender(source, api_key), documents, format, contents, queued)
 
 
 def _ingest(
-    sender: Sender, documents: Sequence[Any], format: str | None, contents: Sequence[bytes | None] | None
+    sender: Sender,
+    documents: Sequence[Any],
+    format: str | None,
+    contents: Sequence[bytes | None] | None,
+    queued: Sequence[IngestionReceipt] | None,
 ) -> list[IngestResult]:
     source = sender.source
-    if contents is None:
-        contents = [None] * len(documents)
     items = [
-        _Item(index, document_prepare(document=document, format=format, content=content))
-        for index, (document, content) in enumerate(zip(documents, contents, strict=True))
+        _Item(
+            index,
+            document_prepare(
+                document=document,
+                format=format,
+                content=contents[index] if contents is not None else None,
+                queued=queued[index] if queued is not None else None,
+            ),
+        )
+        for index, document in enumerate(documents)
     ]
     if connection.vendor != "postgresql":
         return [conversation_store(sender=sender, prepared=item.prepared) for item in items]
@@ -420,11 +433,14 @@ _RECEIPT_COLUMNS = (
 def _copy_receipts(
     cursor: psycopg.Cursor[Any], sender: Sender, items: list[_Item], now: datetime
 ) -> list[IngestionReceipt]:
-    """The batch's receipts by COPY, after their payloads (each distinct one once, in one statement)."""
+    """The batch's receipts by COPY, after their payloads (each distinct one once, in one statement); those stored
+    queued before are completed instead."""
     receipt_payloads_save(item.prepared.content for item in items)
-    ids = iter(_allocate(cursor, IngestionReceipt._meta.db_table, len(items)))
+    new = [item for item in items if item.prepared.queued is None]
+    ids = iter(_allocate(cursor, IngestionReceipt._meta.db_table, len(new)))
     instances: list[IngestionReceipt] = []
     rows: list[tuple[Any, ...]] = []
+    completed: list[tuple[IngestionReceipt, dict[str, Any]]] = []
     for item in items:
         assert item.plan is not None and item.conversation is not None
         decision = Decision(
@@ -435,6 +451,10 @@ def _copy_receipts(
             warnings=_warnings(item),
         )
         values = receipt_values(sender, item.prepared, decision)
+        if item.prepared.queued is not None:
+            instances.append(item.prepared.queued)
+            completed.append((item.prepared.queued, values))
+            continue
         values |= {"id": next(ids), "uuid": uuid.uuid4(), "created_at": now}
         instances.append(
             IngestionReceipt.from_db("default", _RECEIPT_COLUMNS, [values[name] for name in _RECEIPT_COLUMNS])
@@ -447,4 +467,5 @@ def _copy_receipts(
         with cursor.copy(f"COPY {IngestionReceipt._meta.db_table} ({', '.join(_RECEIPT_COLUMNS)}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+    receipts_complete(completed)
     return instances

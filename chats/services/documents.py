@@ -17,6 +17,7 @@ from chats import ingest
 from chats.ingest import canonical as c
 from chats.ingest import identity
 from chats.ingest.chatgpt_export import apply_message_feedback
+from chats.models import IngestionReceipt
 
 
 @dataclass
@@ -31,6 +32,9 @@ class Prepared:
     errors: list[c.Issue] = field(default_factory=list)
     over_limit: bool = False
     external_id: str | None = None  # the document's own id, else the client's
+    # The receipt already stored for it, still `queued` (an asynchronous bulk ingest): the writers give it the
+    # outcome, where otherwise they create one.
+    queued: IngestionReceipt | None = None
 
     @property
     def size_bytes(self) -> int:
@@ -44,21 +48,16 @@ def document_prepare(
     external_id: str | None = None,
     content: bytes | None = None,
     message_feedback: list[dict[str, Any]] | None = None,
+    queued: IngestionReceipt | None = None,
 ) -> Prepared:
     """Check and parse one document (no database work): what cannot be stored is refused here, with its path.
 
     `content` is the bytes the document was decoded from (a request's body, a bulk body's item or line), kept
     exactly as its receipt's payload; a document given as a value (a file's import, the demo data) is kept as
-    its canonical JSON.
+    its canonical JSON. `queued`: its receipt, when one was stored before (see `Prepared.queued`).
     """
     text = c.canonical_json(document)
-    try:
-        encoded = text.encode()
-        has_surrogate = False
-    except UnicodeEncodeError:
-        # json.loads accepts an unpaired surrogate escape ("\ud800"); no UTF-8 text can hold one.
-        encoded = text.encode(errors="surrogatepass")
-        has_surrogate = True
+    encoded, has_surrogate = _encode(text)
     if content is None:
         content = encoded
     prepared = Prepared(
@@ -67,6 +66,7 @@ def document_prepare(
         digest=hashlib.sha256(content).hexdigest(),
         format=format or "",
         external_id=external_id or None,
+        queued=queued,
     )
     unstorable = _find_unstorable(document) if has_surrogate or "\\u0000" in text else None
     if unstorable is not None:
@@ -90,6 +90,20 @@ def document_prepare(
     prepared.parsed, prepared.format = parsed, parsed.format
     prepared.external_id = parsed.external_id or prepared.external_id
     return prepared
+
+
+def document_content(document: Any) -> bytes:
+    """The bytes a document given as a value is kept as: its canonical JSON."""
+    return _encode(c.canonical_json(document))[0]
+
+
+def _encode(text: str) -> tuple[bytes, bool]:
+    """The text as UTF-8, and whether it holds an unpaired surrogate (then encoded as one)."""
+    try:
+        return text.encode(), False
+    except UnicodeEncodeError:
+        # json.loads accepts an unpaired surrogate escape ("\ud800"); no UTF-8 text can hold one.
+        return text.encode(errors="surrogatepass"), True
 
 
 def _over_limit(parsed: c.Conversation) -> c.Issue | None:

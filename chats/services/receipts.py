@@ -100,8 +100,33 @@ def receipt_values(sender: Sender, prepared: Prepared, decision: Decision) -> di
 
 
 def receipt_create(sender: Sender, prepared: Prepared, decision: Decision) -> IngestionReceipt:
+    """A document's receipt: created, or, when it was stored `queued` before (`prepared.queued`), completed."""
     receipt_payloads_save([prepared.content])
-    return IngestionReceipt.objects.create(**receipt_values(sender, prepared, decision))
+    values = receipt_values(sender, prepared, decision)
+    if prepared.queued is not None:
+        return receipts_complete([(prepared.queued, values)])[0]
+    return IngestionReceipt.objects.create(**values)
+
+
+# What a queued receipt does not know yet, by column and field; the rest (source, key, payload) it was given when
+# it was stored.
+_DECIDED = {
+    "conversation_id": "conversation",
+    **{name: name for name in ("external_id", "input_format", "outcome", "messages_added", "warnings", "errors")},
+}
+
+
+def receipts_complete(completed: Sequence[tuple[IngestionReceipt, dict[str, Any]]]) -> list[IngestionReceipt]:
+    """Give queued receipts their outcome: `receipt_values` of each, written in one statement per batch of rows.
+    The caller holds their rows locked (`queued_receipts_ingest`), in the transaction that stores the documents."""
+    receipts = []
+    for receipt, values in completed:
+        assert receipt.outcome == Outcome.QUEUED and receipt.payload_sha256 == values["payload_sha256"]
+        for column in _DECIDED:
+            setattr(receipt, column, values[column])
+        receipts.append(receipt)
+    IngestionReceipt.objects.bulk_update(receipts, list(_DECIDED.values()), batch_size=500)
+    return receipts
 
 
 def receipt_reject_raw(
@@ -165,7 +190,10 @@ def receipt_payloads_prune(
     if older_than_days < 0:
         raise InvalidInput("the number of days cannot be negative")
     cutoff = timezone.now() - timedelta(days=older_than_days)
-    candidates = IngestionReceipt.objects.filter(created_at__lt=cutoff, payload__isnull=False)
+    # A queued receipt's payload is its document's only copy until a worker has applied it.
+    candidates = IngestionReceipt.objects.filter(created_at__lt=cutoff, payload__isnull=False).exclude(
+        outcome=Outcome.QUEUED
+    )
     if receipts is not None:
         candidates = candidates.filter(pk__in=receipts.values("pk"))
     if dry_run:

@@ -62,7 +62,7 @@ def _serial_live_server_on_sqlite() -> None:
     from django.conf import settings
 
     if not settings.IS_POSTGRES:
-        LiveServerThread.server_class = _SerialWSGIServer
+        LiveServerThread.server_class = _SerialWSGIServer  # type: ignore[assignment]  # the same constructor
 
 
 @pytest.fixture(autouse=True)

@@ -37,7 +37,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Model, signals
-from django.test import Client, RequestFactory, override_settings
+from django.test import Client, RequestFactory, TestCase, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter, UUIDConverter
 from django.utils import timezone
@@ -493,13 +493,9 @@ def api_ingest_of_refused_documents_writes_no_event(w: World) -> list[dict[str, 
     return []
 
 
-@write_path(
-    "POST api:ingest-bulk",
-    "service conversations_ingest_bulk",
-    "service conversation_store",
-    "service plan_apply_changes",
-)
-def api_bulk_ingest_writes_one_event_per_conversation(w: World) -> list[dict[str, Any]]:
+def _bulk_ingest(w: World, query: str) -> list[dict[str, Any]]:
+    """One event per conversation a bulk request created or changed, none for one it left unchanged; the same
+    whether the request stores the documents (sync) or a worker does after it (async)."""
     before = ingest_state(w.chat)
     documents = [
         _chat(*FIRST_TURN, chat_id="bulk-1"),
@@ -507,19 +503,24 @@ def api_bulk_ingest_writes_one_event_per_conversation(w: World) -> list[dict[str
         _chat(*FIRST_TURN, ("user", "And now?"), ("assistant", "Raise it.")),  # appends to w.chat
         w.chat_document,  # unchanged: no event
     ]
-    response = w.api().post("/api/v1/ingest/bulk/", data=json.dumps(documents), content_type="application/json")
-    assert response.status_code == 200
-    results = response.json()["results"]
-    assert [r["outcome"] for r in results] == ["created", "created", "updated", "unchanged"]
+    # The test's transaction never commits: this plays the commit, after which an async request's task runs.
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = w.api().post(
+            f"/api/v1/ingest/bulk/{query}", data=json.dumps(documents), content_type="application/json"
+        )
+    assert response.status_code == (202 if "async" in query else 200)
+    receipts = [IngestionReceipt.objects.get(uuid=item["receipt"]) for item in response.json()["results"]]
+    assert [r.outcome for r in receipts] == ["created", "created", "updated", "unchanged"]
     events = []
-    for result, added in zip(results[:2], (2, 4), strict=True):
-        conversation = Conversation.objects.get(uuid=result["conversation"])
+    for receipt, added in zip(receipts[:2], (2, 4), strict=True):
+        assert receipt.conversation is not None
+        conversation = receipt.conversation
         after = ingest_state(
             conversation,
-            external_id=result["external_id"],
+            external_id=receipt.external_id,
             format="chat_document",
             messages_added=added,
-            receipt=result["receipt"],
+            receipt=str(receipt.uuid),
             api_key=w.key_prefix,
         )
         events.append(
@@ -532,7 +533,7 @@ def api_bulk_ingest_writes_one_event_per_conversation(w: World) -> list[dict[str
                 conversation=conversation.uuid,
             )
         )
-    after = ingest_state(w.chat, messages_added=2, receipt=results[2]["receipt"], api_key=w.key_prefix)
+    after = ingest_state(w.chat, messages_added=2, receipt=str(receipts[2].uuid), api_key=w.key_prefix)
     events.append(
         expect(
             "conversation.appended",
@@ -545,6 +546,60 @@ def api_bulk_ingest_writes_one_event_per_conversation(w: World) -> list[dict[str
         )
     )
     return events
+
+
+@write_path(
+    "POST api:ingest-bulk",
+    "service conversations_ingest_bulk",
+    "service conversation_store",
+    "service plan_apply_changes",
+)
+def api_bulk_ingest_writes_one_event_per_conversation(w: World) -> list[dict[str, Any]]:
+    return _bulk_ingest(w, "")
+
+
+@write_path(
+    "POST api:ingest-bulk",
+    "service receipts_enqueue",
+    "service queued_send",
+    "service queued_receipts_ingest",
+    "service conversations_ingest_bulk",
+    "service receipts_complete",
+)
+def api_async_bulk_ingest_writes_the_same_events_once_a_worker_applies_it(w: World) -> list[dict[str, Any]]:
+    return _bulk_ingest(w, "?async=true")
+
+
+@write_path("command requeue_ingest", "service queued_receipts_requeue", "service queued_receipts_ingest")
+def command_requeue_ingest_applies_what_is_still_queued(w: World) -> list[dict[str, Any]]:
+    # A request whose task was never delivered (the callback that would send it is dropped: no commit).
+    with TestCase.captureOnCommitCallbacks(execute=False):
+        response = w.api().post(
+            "/api/v1/ingest/bulk/?async=true",
+            data=json.dumps([_chat(*FIRST_TURN, chat_id="lost")]),
+            content_type="application/json",
+        )
+    receipt = IngestionReceipt.objects.get(uuid=response.json()["results"][0]["receipt"])
+    IngestionReceipt.objects.filter(pk=receipt.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        call_command("requeue_ingest", "--minutes", "30", stdout=io.StringIO())
+    receipt.refresh_from_db()
+    assert receipt.outcome == "created" and receipt.conversation is not None
+    after = ingest_state(
+        receipt.conversation,
+        external_id="lost",
+        format="chat_document",
+        messages_added=2,
+        receipt=str(receipt.uuid),
+        api_key=w.key_prefix,
+    )
+    conversation = receipt.conversation.uuid
+    return [
+        expect(
+            "conversation.created", f"source:{w.source.name}", "conversation", conversation, after=after,
+            conversation=conversation,
+        )
+    ]  # fmt: skip
 
 
 # --- The feedback API
@@ -1777,6 +1832,10 @@ NOT_WRITES = {
     "service search_index": "derives search vectors",
     "command index_search": "derives search vectors",
     "command citus_ddl": "prints SQL read from the catalog; changes nothing",
+    "service search_index_stale": "derives search vectors",
+    "service search_index_soon": "schedules the search indexer",
+    # Called inside every ingestion's write, whose entries cover it: the queue rules' events are the ingestion's.
+    "service conversations_changed": "part of an ingestion's write",
     "service stored_snapshots": "read",
     "service receipt_values": "builds a receipt's values",
     "service ingest_event": "builds an unsaved event",
@@ -1787,6 +1846,7 @@ NOT_WRITES = {
     # only), storing a receipt, and writing a plan's rows (its event is written by conversation_store).
     "service reject": "a step of conversation_store: a receipt, no audited state",
     "service receipt_create": "a step of conversation_store: a receipt, no audited state",
+    "service document_content": "computes the bytes a document is kept as",
     "service receipt_payloads_save": "a step of every receipt's writing: the bytes it names, no audited state",
     "service write_plan": "a step of conversation_store, which writes the event",
     # Signing in and out changes a session (and last_login), no audited state.
