@@ -317,6 +317,7 @@ def test_lag_tolerant_reads_come_from_the_replica(site: Site) -> None:
         listed = site.bob.get("/conversations/")
         thread = site.bob.get(f"/conversations/{site.conversation}/")
         api = json.loads(site.bob.get(f"/api/v1/conversations/{site.conversation}/"))
+        exported = site.bob.get("/api/v1/export/?format=chat_document")  # a streamed body
         # Pages that are not lag-tolerant read the primary.
         queues = site.bob.get("/queues/")
     finally:
@@ -326,6 +327,7 @@ def test_lag_tolerant_reads_come_from_the_replica(site: Site) -> None:
     assert "Extension times" in listed and "Retitled on the primary" not in listed
     assert "Extension times" in thread and "Retitled on the primary" not in thread
     assert api["title"] == "Extension times"
+    assert "Extension times" in exported and "Retitled on the primary" not in exported
     assert NOTICE not in listed and NOTICE not in queues
     assert "Retitled on the primary" in site.bob.get("/conversations/")  # replayed since
 
@@ -388,6 +390,7 @@ def test_a_replica_that_is_down_leaves_reads_on_the_primary_with_a_notice(site: 
         listed = site.bob.get("/conversations/")
         thread = site.bob.get(f"/conversations/{site.conversation}/")
         api = json.loads(site.bob.get(f"/api/v1/conversations/{site.conversation}/"))
+        exported = site.bob.get("/api/v1/export/?format=chat_document")
         feedback = site.bob.post_form(f"/conversations/{site.conversation}/feedback/", {"score": "-1"})
     finally:
         site.pair.replica.start()
@@ -396,5 +399,6 @@ def test_a_replica_that_is_down_leaves_reads_on_the_primary_with_a_notice(site: 
     assert "Retitled while the replica is down" in listed and NOTICE in listed
     assert "Retitled while the replica is down" in thread and NOTICE in thread
     assert api["title"] == "Retitled while the replica is down"
+    assert "Retitled while the replica is down" in exported
     assert feedback == 200
     assert NOTICE not in site.bob.get("/conversations/")  # back
