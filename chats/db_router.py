@@ -134,6 +134,11 @@ def reads_from_primary_fallback() -> bool:
     return state is not None and state.primary_fallback
 
 
+def _in_primary_transaction() -> bool:
+    """Reads inside a transaction on the primary stay on it: they belong with what it has written or locked."""
+    return connections[DEFAULT_DB_ALIAS].in_atomic_block
+
+
 class ReplicaRouter:
     """settings.DATABASE_ROUTERS: reads as ``ReadRoutingMiddleware`` decided for the request, writes to the primary,
     migrations never on the replica."""
@@ -144,7 +149,7 @@ class ReplicaRouter:
             state is None
             or state.read_alias == DEFAULT_DB_ALIAS
             or model._meta.label_lower not in REPLICA_MODELS
-            or connections[DEFAULT_DB_ALIAS].in_atomic_block
+            or _in_primary_transaction()
         ):
             return DEFAULT_DB_ALIAS
         return state.read_alias
@@ -252,6 +257,7 @@ class ReadRoutingMiddleware:
             or request.method not in ("GET", "HEAD")
             or match is None
             or match.view_name not in LAG_TOLERANT_VIEWS
+            or _in_primary_transaction()
         ):
             return None
         reader = _reader(request)

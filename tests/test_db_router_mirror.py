@@ -114,3 +114,15 @@ def test_reads_of_keys_sources_and_audit_stay_on_the_primary_within_a_replica_re
         assert state.wrote
     finally:
         db_router._current.reset(token)
+
+
+@pytest.mark.django_db(databases=[PRIMARY, REPLICA])  # the test in a transaction, as most tests run
+def test_inside_a_transaction_on_the_primary_every_read_stays_on_it(client: Client, reviewer: User) -> None:
+    factories.make_conversation(Source.objects.create(name="masterbrain"), title="Primer design")
+    client.force_login(reviewer)
+
+    with CaptureQueriesContext(connections[REPLICA]) as replica:
+        response = client.get(reverse("chats:conversation_list"))
+
+    assert response.status_code == 200 and b"Primer design" in response.content
+    assert replica.captured_queries == []
