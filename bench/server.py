@@ -82,7 +82,9 @@ class Database:
 
 
 def server_env(url: str) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name not in ("PYTEST_VERSION", "DATABASE_URL")}
+    # The throwaway database has no replica: a DATABASE_REPLICA_URL of the environment is not its.
+    harness = ("PYTEST_VERSION", "DATABASE_URL", "DATABASE_REPLICA_URL")
+    env = {name: value for name, value in os.environ.items() if name not in harness}
     env.update(
         DATABASE_URL=url,
         DEBUG="0",

@@ -15,7 +15,7 @@ from typing import Any
 import django_filters
 from django import forms
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection, models
+from django.db import connection, connections, models
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chats.models import (
@@ -197,7 +197,7 @@ def _stale_matches(queryset: QuerySet[Conversation], value: str) -> list[int]:
     them alone (through the partial index on stale rows, so the cost follows the indexer's backlog, not the
     table)."""
     scope, params = queryset.filter(search_stale=True).order_by().values("id").query.sql_with_params()
-    with connection.cursor() as cursor:
+    with connections[queryset.db].cursor() as cursor:
         cursor.execute(
             f"""
             SELECT c.id FROM chats_conversation c

@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString
 from django.utils.text import slugify as django_slugify
 
 from chats import remote_media, rendering
+from chats.db_router import reads_from_primary_fallback
 from chats.roles import request_roles
 
 if TYPE_CHECKING:
@@ -266,6 +267,7 @@ def environment(**options: Any) -> jinja2.Environment:
             "qs_join": qs_join,
             "bar_chart_layout": bar_chart_layout,
             "roles": request_roles,
+            "reads_from_primary_fallback": reads_from_primary_fallback,
         }
     )
     return env

@@ -80,6 +80,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Where a request's lag-tolerant reads go (the read replica, when there is one): see the Read replica block.
+    "chats.db_router.ReadRoutingMiddleware",
     "chats.middleware.DomainErrorMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in's answer into a 429 (see the Sign-in block).
     "axes.middleware.AxesMiddleware",
@@ -135,6 +137,32 @@ else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "db.sqlite3"}}
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+
+# --- Read replica -------------------------------------------------------------------------------------------------
+# DATABASE_REPLICA_URL names a PostgreSQL streaming replica of DATABASE_URL (optional). The reads that tolerate lag
+# (conversation list and search, threads, artifact pages and API, exports) go to it; everything else, and every
+# write, to the primary (chats/db_router.py, docs/REPLICA.md). After a person or key writes, their reads stay on the
+# primary until the replica has replayed the write, for at most MASTERBRAIN_REPLICA_STICKY_SECONDS; a replica that
+# does not answer, or lags more than MASTERBRAIN_REPLICA_MAX_LAG_SECONDS, sends every read to the primary (the pages
+# say so). The sticky window must cover the largest lag tolerated, or a writer could read past their own write.
+# With several processes, REDIS_URL shares the writes remembered. In tests the replica is a mirror of default.
+MASTERBRAIN_REPLICA_STICKY_SECONDS = env_int("MASTERBRAIN_REPLICA_STICKY_SECONDS", 5, minimum=1)
+MASTERBRAIN_REPLICA_MAX_LAG_SECONDS = env_int("MASTERBRAIN_REPLICA_MAX_LAG_SECONDS", 5, minimum=0)
+if MASTERBRAIN_REPLICA_STICKY_SECONDS < MASTERBRAIN_REPLICA_MAX_LAG_SECONDS:
+    raise ImproperlyConfigured(
+        "MASTERBRAIN_REPLICA_STICKY_SECONDS must be at least MASTERBRAIN_REPLICA_MAX_LAG_SECONDS: a reader must stay "
+        "on the primary after a write for as long as the replica may lag."
+    )
+if _replica_url := env_str("DATABASE_REPLICA_URL"):
+    _replica = parse_database_url("DATABASE_REPLICA_URL", _replica_url)
+    if not IS_POSTGRES or _replica["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_REPLICA_URL needs PostgreSQL, for it and for DATABASE_URL.")
+    # A replica that does not answer is given up on quickly: the reads then go to the primary.
+    _replica["OPTIONS"].setdefault("connect_timeout", "2")
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES["replica"] = _replica
+DATABASE_ROUTERS = ["chats.db_router.ReplicaRouter"]
+# --- end of Read replica ------------------------------------------------------------------------------------------
 if not IS_POSTGRES:
     # SQLite serves runserver's threads at once: WAL lets readers go on beside a writer, and a write transaction
     # takes its lock when it begins (waiting up to 20 s) rather than failing midway.

@@ -44,6 +44,11 @@ def run_check(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPro
         ({"DEBUG": "1", "MASTERBRAIN_SEARCH_INDEXER": "cron"}, "MASTERBRAIN_SEARCH_INDEXER"),
         ({"DEBUG": "1", "MASTERBRAIN_TRUSTED_PROXIES": "10.0.0.5, proxy.local"}, "MASTERBRAIN_TRUSTED_PROXIES"),
         ({"DEBUG": "1", "MASTERBRAIN_TRUSTED_PROXIES": "10.0.0.5/24"}, "MASTERBRAIN_TRUSTED_PROXIES"),
+        ({"DEBUG": "1", "DATABASE_REPLICA_URL": "postgres://127.0.0.1/x"}, "DATABASE_REPLICA_URL"),  # SQLite primary
+        (
+            {"DEBUG": "1", "MASTERBRAIN_REPLICA_STICKY_SECONDS": "5", "MASTERBRAIN_REPLICA_MAX_LAG_SECONDS": "30"},
+            "MASTERBRAIN_REPLICA_STICKY_SECONDS",
+        ),
         # Removed when sign-in failures began to count per user name and address together: not silently ignored.
         ({"DEBUG": "1", "MASTERBRAIN_LOGIN_FAILURES_PER_ADDRESS": "20"}, "MASTERBRAIN_LOGIN_FAILURES"),
     ],
@@ -54,6 +59,34 @@ def test_a_bad_setting_fails_at_start_naming_the_variable(tmp_path, env, names):
     assert result.returncode == 2
     assert result.stderr.startswith("Configuration error:") and names in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_replica_url_adds_the_replica_alias_a_test_mirror_of_default(tmp_path):
+    harness = {"DEBUG", "SECRET_KEY", "DATABASE_URL", "DATABASE_REPLICA_URL", "PYTEST_VERSION"}
+    show = (
+        "from django.conf import settings; r = settings.DATABASES['replica']; "
+        "print(r['HOST'], r['PORT'], r['NAME'], r['OPTIONS'], r['TEST']['MIRROR'], settings.DATABASE_ROUTERS)"
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", show],
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k not in harness}
+        | {
+            "MASTERBRAIN_VAR_DIR": str(tmp_path),
+            "DEBUG": "1",
+            "DATABASE_URL": "postgres://app@db1.internal:5432/audit",
+            "DATABASE_REPLICA_URL": "postgres://app@db2.internal:5433/audit",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == (
+        "db2.internal 5433 audit {'connect_timeout': '2'} default ['chats.db_router.ReplicaRouter']"
+    )
 
 
 def test_a_local_run_generates_a_secret_key_and_keeps_it(tmp_path):
