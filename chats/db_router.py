@@ -1,5 +1,5 @@
 """Which database a query goes to: the primary, or the read replica (``DATABASE_REPLICA_URL``) for the reads that
-tolerate lag. The whole rule is here (docs/REPLICA.md):
+tolerate lag. The whole rule is here (docs/SCALING.md):
 
 - a read goes to the replica when the request is a GET or HEAD of one of ``LAG_TOLERANT_VIEWS`` (the conversation
   list and search, a thread, the artifact pages, the read API and the exports), the model is one of

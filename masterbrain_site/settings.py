@@ -141,7 +141,7 @@ IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 # --- Read replica -------------------------------------------------------------------------------------------------
 # DATABASE_REPLICA_URL names a PostgreSQL streaming replica of DATABASE_URL (optional). The reads that tolerate lag
 # (conversation list and search, threads, artifact pages and API, exports) go to it; everything else, and every
-# write, to the primary (chats/db_router.py, docs/REPLICA.md). After a person or key writes, their reads stay on the
+# write, to the primary (chats/db_router.py, docs/SCALING.md). After a person or key writes, their reads stay on the
 # primary until the replica has replayed the write, for at most MASTERBRAIN_REPLICA_STICKY_SECONDS; a replica that
 # does not answer, or lags more than MASTERBRAIN_REPLICA_MAX_LAG_SECONDS, sends every read to the primary (the pages
 # say so). The sticky window must cover the largest lag tolerated, or a writer could read past their own write.
