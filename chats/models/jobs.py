@@ -41,6 +41,9 @@ class ExportJob(models.Model):
         default=dict, blank=True, help_text="The export's filters as query parameters: name -> list of values."
     )
     state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.QUEUED)
+    attempt = models.PositiveIntegerField(
+        default=0, help_text="Which run of the task owns the job: a re-delivered task starts a new one."
+    )
     total = models.PositiveIntegerField(null=True, blank=True, help_text="Conversations to export, once counted.")
     done = models.PositiveIntegerField(default=0, help_text="Conversations exported so far.")
     size = models.PositiveBigIntegerField(default=0, help_text="Bytes of the result so far.")
@@ -50,7 +53,7 @@ class ExportJob(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created_at", "-id"]
+        ordering = ["-id"]
         constraints = [
             choices_check("export_job_state_valid", "state", JobState),
             # A job belongs to exactly one asker: a person, or a source by its key.
@@ -61,9 +64,9 @@ class ExportJob(models.Model):
             ),
         ]
         indexes = [
-            # "My export jobs", newest first: the page and GET /api/v1/export/jobs/.
-            models.Index(fields=["requested_by", "-created_at", "-id"], name="export_job_user_created_idx"),
-            models.Index(fields=["source", "-created_at", "-id"], name="export_job_source_created_idx"),
+            # "My export jobs", newest first (by id): the page and GET /api/v1/export/jobs/.
+            models.Index(fields=["requested_by", "-id"], name="export_job_user_idx"),
+            models.Index(fields=["source", "-id"], name="export_job_source_idx"),
         ]
 
     def __str__(self) -> str:

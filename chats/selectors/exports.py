@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.db.models import Q, QuerySet
+from django.http import QueryDict
 
 from chats.export import FORMATS, export_conversation, training_record
 from chats.filters import ExportFilter
@@ -192,11 +193,14 @@ class BulkExport:
 
     def errors(self) -> dict[str, list[str]]:
         """What is wrong with the filters, by parameter name (empty when they are valid)."""
-        return {} if self.filterset.is_valid() else {name: list(errors) for name, errors in self.filterset.errors.items()}
+        return (
+            {} if self.filterset.is_valid() else {name: list(errors) for name, errors in self.filterset.errors.items()}
+        )
 
     def queryset(self) -> QuerySet[Conversation]:
         """The conversations to export (the filters must be valid)."""
-        return self.filterset.qs
+        queryset: QuerySet[Conversation] = self.filterset.qs
+        return queryset
 
     def chunks(self) -> Iterator[bytes]:
         """The export's bytes, one conversation per chunk (a line), newest first."""
@@ -209,6 +213,14 @@ def bulk_export(data: Any, *, format: str, envelope: bool = False, source: Sourc
     (`source`)."""
     readable = Conversation.objects.all() if source is None else Conversation.objects.filter(source=source)
     return BulkExport(filterset=ExportFilter(data, queryset=readable), format=format, envelope=envelope)
+
+
+def filters_query(filters: dict[str, list[str]]) -> QueryDict:
+    """Filters stored as names and lists of values (an export job's) as the query string they came from."""
+    query = QueryDict(mutable=True)
+    for name, values in filters.items():
+        query.setlist(name, list(values))
+    return query
 
 
 def _load_batch(
