@@ -157,9 +157,7 @@ def test_only_leads_write_rules_and_only_leads_and_auditors_read_them(
         assert client.get(run["url"]).status_code in (401, 403)
 
 
-def test_a_run_of_a_rule_whose_filters_no_longer_validate_is_refused(
-    lead: User, queue: Queue, source: Source
-) -> None:
+def test_a_run_of_a_rule_whose_filters_no_longer_validate_is_refused(lead: User, queue: Queue, source: Source) -> None:
     client = client_of(lead)
     rule = send(client, "POST", rules_url(queue), {"name": "By source", "filters": {"source": source.name}}).json()
     source.delete()
