@@ -17,14 +17,14 @@ from django.db.models import QuerySet
 from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chats.api import serializers
+from chats.api.pagination import ExportJobPagination
 from chats.api.permissions import CanRead, caller_source
 from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, READ_ERRORS, error
 from chats.models import ApiKey, ExportJob, JobState
@@ -50,24 +50,22 @@ def _out(job: ExportJob) -> dict[str, Any]:
     return dict(serializers.ExportJobSerializer(job).data)
 
 
-class ExportJobPagination(CursorPagination):
-    ordering = "-id"
-    page_size = 50
-
-
-class ExportJobListView(APIView):
+class ExportJobListView(generics.GenericAPIView[ExportJob]):
     permission_classes = [CanRead]
+    pagination_class = ExportJobPagination
+    serializer_class = serializers.ExportJobSerializer
+    filter_backends: list[Any] = []
+    queryset = ExportJob.objects.none()  # the schema's model; the views read the caller's own jobs
 
     @extend_schema(
         operation_id="export_jobs_list",
         summary="Your export jobs",
         description="The jobs you asked for, newest first, 50 a page (`cursor` pages on).",
-        responses={200: serializers.ExportJobSerializer(many=True), **READ_ERRORS},
+        responses={200: serializers.ExportJobSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
-        paginator = ExportJobPagination()
-        page: list[ExportJob] = paginator.paginate_queryset(_jobs(request), request, view=self) or []
-        return paginator.get_paginated_response(serializers.ExportJobSerializer(page, many=True).data)
+        page = self.paginate_queryset(_jobs(request)) or []
+        return self.get_paginated_response(serializers.ExportJobSerializer(page, many=True).data)
 
     @extend_schema(
         operation_id="export_jobs_create",
