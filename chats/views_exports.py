@@ -52,7 +52,9 @@ def export_jobs(request: HttpRequest) -> HttpResponse:
 def export_job_create(request: HttpRequest) -> HttpResponse:
     form = ExportJobForm(request.POST)
     if not form.is_valid():
-        raise InvalidInput([{"path": f"/{name}", "message": " ".join(errors)} for name, errors in form.errors.items()])
+        raise InvalidInput(
+            [{"path": f"/{name}", "message": " ".join(map(str, errors))} for name, errors in form.errors.items()]
+        )
     filters = {name: values for name in ExportFilter.base_filters if (values := request.POST.getlist(name))}
     job = job_create(
         actor=_actor(request),

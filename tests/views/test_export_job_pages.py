@@ -57,7 +57,7 @@ def test_running_an_export_as_a_job_from_the_list(reviewer: User, source: Source
     assert "hx-trigger" not in page  # nothing under way: no refresh
     download = client.get(f"/api/v1/export/jobs/{job.uuid}/download/")
     synchronous = client.get("/api/v1/export/?format=openai&envelope=true&source=masterbrain")
-    assert b"".join(download.streaming_content) == b"".join(synchronous.streaming_content)
+    assert b"".join(download.streaming_content) == b"".join(synchronous.streaming_content)  # type: ignore[attr-defined]
 
 
 def test_a_job_under_way_refreshes_its_row_in_place(reviewer: User) -> None:
