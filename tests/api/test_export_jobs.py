@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
@@ -259,3 +259,26 @@ def test_the_job_list_costs_the_same_queries_for_one_job_and_many(
     with django_assert_num_queries(4):
         many = client.get(JOBS)
     assert len(one.json()["results"]) == 1 and len(many.json()["results"]) == 5
+
+
+def test_a_transient_database_error_retries_the_task_which_then_finishes_the_job(
+    reviewer: User, source: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_conversation(source, n_messages=2)
+    job = ExportJob.objects.create(requested_by=reviewer, format="openai")
+    real = export_tasks.job_export
+    failures = [OperationalError("the server closed the connection unexpectedly")]
+
+    def once_unreachable(job: ExportJob) -> Any:
+        if failures:
+            raise failures.pop()
+        return real(job)
+
+    monkeypatch.setattr(export_tasks, "job_export", once_unreachable)
+    monkeypatch.setattr(export_tasks.export_job_run, "retry_backoff", False)
+
+    export_tasks.export_job_run.apply(args=[job.pk], throw=False)
+
+    job.refresh_from_db()
+    assert not failures
+    assert (job.state, job.attempt, job.done, job.error) == (JobState.DONE, 2, 1, "")

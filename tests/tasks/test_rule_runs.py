@@ -3,11 +3,15 @@ the service refuses is failed with the reason."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import User
+from django.db import OperationalError
 
 from chats.models import AuditEvent, JobState, Queue, QueueItem, QueueRuleRun, Source
-from chats.services.queue_rules import rule_create
+from chats.services.queue_rules import rule_create, rule_run
+from chats.tasks import rules as rule_tasks
 from chats.tasks.rules import queue_rule_run, queue_rule_run_execute
 from tests.factories import make_conversation
 from tests.review_builders import make_lead, make_queue
@@ -66,3 +70,27 @@ def test_a_run_asked_for_by_someone_no_longer_a_lead_fails_with_the_reason(
     run.refresh_from_db()
     assert (run.state, run.added, run.error) == (JobState.FAILED, None, "Only leads manage a queue's rules.")
     assert items(queue) == []
+
+
+def test_a_transient_database_error_retries_the_run(
+    lead: User, queue: Queue, source: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_conversation(source, n_messages=2)
+    rule = rule_create(actor=lead, queue=queue, name="All", filters={})
+    run = QueueRuleRun.objects.create(rule=rule, requested_by=lead)
+    failures = [OperationalError("could not serialize access")]
+
+    def once_unreachable(**kwargs: Any) -> int:
+        if failures:
+            raise failures.pop()
+        return rule_run(**kwargs)
+
+    monkeypatch.setattr(rule_tasks, "rule_run", once_unreachable)
+    monkeypatch.setattr(rule_tasks.queue_rule_run, "retry_backoff", False)
+
+    rule_tasks.queue_rule_run.apply(args=[run.pk], throw=False)
+
+    run.refresh_from_db()
+    assert not failures
+    assert (run.state, run.added, run.error) == (JobState.DONE, 1, "")
+    assert len(items(queue)) == 1
