@@ -266,7 +266,7 @@ def test_a_transient_database_error_retries_the_task_which_then_finishes_the_job
 ) -> None:
     make_conversation(source, n_messages=2)
     job = ExportJob.objects.create(requested_by=reviewer, format="openai")
-    real = export_tasks.job_export
+    real = job_selectors.job_export
     failures = [OperationalError("the server closed the connection unexpectedly")]
 
     def once_unreachable(job: ExportJob) -> Any:
@@ -277,7 +277,7 @@ def test_a_transient_database_error_retries_the_task_which_then_finishes_the_job
     monkeypatch.setattr(export_tasks, "job_export", once_unreachable)
     monkeypatch.setattr(export_tasks.export_job_run, "retry_backoff", False)
 
-    export_tasks.export_job_run.apply(args=[job.pk], throw=False)
+    export_tasks.export_job_run.apply(args=(job.pk,), throw=False)
 
     job.refresh_from_db()
     assert not failures

@@ -88,7 +88,7 @@ def test_a_transient_database_error_retries_the_run(
     monkeypatch.setattr(rule_tasks, "rule_run", once_unreachable)
     monkeypatch.setattr(rule_tasks.queue_rule_run, "retry_backoff", False)
 
-    rule_tasks.queue_rule_run.apply(args=[run.pk], throw=False)
+    rule_tasks.queue_rule_run.apply(args=(run.pk,), throw=False)
 
     run.refresh_from_db()
     assert not failures
