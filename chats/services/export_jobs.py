@@ -103,8 +103,8 @@ def export_job_create(
         envelope=envelope,
         filters=checked,
     )
-    # Queued once the job is committed (this runs outside the transaction), so that a worker finds it; without a
-    # broker the export runs here, and the job is done when this returns.
+    # Queued once the job is saved (committed, unless the caller holds a transaction: the task then retries until
+    # it finds the job); without a broker the export runs here, and the job is done when this returns.
     from chats.tasks.exports import export_job_run
 
     export_job_run.delay(job.pk)

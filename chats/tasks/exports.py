@@ -33,7 +33,8 @@ class _Superseded(Exception):
     """A newer attempt owns the job."""
 
 
-@shared_task(bind=True, autoretry_for=TRANSIENT_ERRORS, retry_backoff=True, max_retries=5)
+# A job not found yet may not be committed yet (the task was queued from inside a transaction): retried too.
+@shared_task(bind=True, autoretry_for=(*TRANSIENT_ERRORS, ExportJob.DoesNotExist), retry_backoff=True, max_retries=5)
 def export_job_run(self: Task, job_id: int) -> None:  # type: ignore[type-arg]
     export_job_execute(job_id)
 
@@ -43,8 +44,8 @@ def export_job_execute(job_id: int, *, part_bytes: int | None = None, progress_e
     part_bytes = part_bytes or PART_BYTES
     progress_every = progress_every or PROGRESS_EVERY
     with transaction.atomic():
-        job = ExportJob.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.state in (JobState.DONE, JobState.FAILED):
+        job = ExportJob.objects.select_for_update().get(pk=job_id)
+        if job.state in (JobState.DONE, JobState.FAILED):
             return
         ExportJobPart.objects.filter(job_id=job.pk).delete()
         attempt = job.attempt + 1

@@ -24,15 +24,16 @@ logger = logging.getLogger(__name__)
 TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 
-@shared_task(bind=True, autoretry_for=TRANSIENT_ERRORS, retry_backoff=True, max_retries=5)
+# A run not found yet may not be committed yet (the task was queued from inside a transaction): retried too.
+@shared_task(bind=True, autoretry_for=(*TRANSIENT_ERRORS, QueueRuleRun.DoesNotExist), retry_backoff=True, max_retries=5)
 def queue_rule_run(self: Task, run_id: int) -> None:  # type: ignore[type-arg]
     queue_rule_run_execute(run_id)
 
 
 def queue_rule_run_execute(run_id: int) -> None:
     """Carry out the run `run_id` (see the module's docstring); a rule the service refuses marks it failed."""
-    run = QueueRuleRun.objects.select_related("rule__queue", "requested_by").filter(pk=run_id).first()
-    if run is None or run.state in (JobState.DONE, JobState.FAILED):
+    run = QueueRuleRun.objects.select_related("rule__queue", "requested_by").get(pk=run_id)
+    if run.state in (JobState.DONE, JobState.FAILED):
         return
     runs = QueueRuleRun.objects.filter(pk=run.pk)
     runs.update(state=JobState.RUNNING, started_at=timezone.now())
