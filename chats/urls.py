@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chats import views, views_audit, views_review
+from chats import views, views_audit, views_exports, views_review
 
 app_name = "chats"
 
@@ -21,6 +21,12 @@ urlpatterns = [
     path("artifacts/", views.artifact_list, name="artifact_list"),
     # Artifact ids are kept as given: dots, slashes and any length (reverse() quotes what a path cannot hold).
     path("artifacts/<artifact_id:artifact_id>/", views.artifact_detail, name="artifact_detail"),
+]
+
+# Export jobs (chats/views_exports.py): every reading role, each person their own jobs.
+urlpatterns += [
+    path("exports/", views_exports.export_jobs, name="export_jobs"),
+    path("exports/new/", views_exports.export_job_create, name="export_job_create"),
 ]
 
 # The audit section (chats/views_audit.py): auditors, staff and superusers.

@@ -51,6 +51,7 @@ from chats.selectors.artifacts import (
 )
 from chats.selectors.conversations import conversation_page, next_in_queue
 from chats.selectors.dashboard import dashboard_read
+from chats.selectors.exports import BULK_EXPORT_FORMATS
 from chats.selectors.feedback import feedback_for_target
 from chats.selectors.given import given_read
 from chats.selectors.review import queue_choices
@@ -155,6 +156,13 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "can_lead": can_lead,
             "queues": queue_choices() if can_lead else [],
             "list_pairs": parse_qsl(list_query) if can_lead else [],
+            # The export's own spelling of the same filters (the format filter is `input_format` there).
+            "export_pairs": [
+                ("input_format" if key == "format" else key, value)
+                for key, value in parse_qsl(list_query)
+                if key not in LIST_EXTRA_KEYS
+            ],
+            "export_formats": BULK_EXPORT_FORMATS,
             "active_nav": "conversations",
         },
         using="jinja2",

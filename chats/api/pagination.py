@@ -115,3 +115,9 @@ class FeedbackPagination(CursorPagination):
             # A malformed parameter, like every other: 400 naming it (DRF answers 404).
             raise exceptions.ValidationError({self.cursor_query_param: [NOT_A_CURSOR]}) from None
         return cursor
+
+
+class ExportJobPagination(FeedbackPagination):
+    """A caller's export jobs, newest first, by the same id cursor as feedback."""
+
+    page_size = 50

@@ -14,6 +14,7 @@ from rest_framework import permissions
 from rest_framework.request import Request
 
 from chats.api.authentication import SourcePrincipal
+from chats.models import Source
 from chats.roles import Roles, person_roles
 
 
@@ -28,12 +29,16 @@ def api_roles(request: Request) -> Roles:
     return roles
 
 
+def caller_source(request: Request) -> Source | None:
+    """The source whose key the request carries, which the caller's reads are limited to; None for a person."""
+    user = request.user
+    return user.source if isinstance(user, SourcePrincipal) else None
+
+
 def scope_to_caller[M: Model](request: Request, queryset: QuerySet[M], source_field: str = "source") -> QuerySet[M]:
     """What the caller may see of `queryset`: everything for a person with a reading role, one source for a key."""
-    user = request.user
-    if isinstance(user, SourcePrincipal):
-        return queryset.filter(**{source_field: user.source})
-    return queryset
+    source = caller_source(request)
+    return queryset if source is None else queryset.filter(**{source_field: source})
 
 
 class CanRead(permissions.BasePermission):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -175,6 +176,24 @@ class QueueRuleSerializer(serializers.Serializer[Any]):
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
+
+
+class QueueRuleRunSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    rule = serializers.IntegerField(source="rule_id")
+    state = serializers.CharField(help_text="queued, running, done or failed.")
+    added = serializers.IntegerField(
+        allow_null=True, help_text="Conversations added (those already in the queue are not); null until done."
+    )
+    error = serializers.CharField(help_text="Why the run failed (empty otherwise).")
+    requested_by = serializers.CharField(source="requested_by.username")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, run: Any) -> str:
+        return reverse("api:queue-rule-run-detail", args=[run.rule.queue_id, run.rule_id, run.pk])
 
 
 class QueueRuleInputSerializer(serializers.Serializer[Any]):

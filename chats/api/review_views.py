@@ -28,7 +28,7 @@ from chats.api.permissions import api_roles
 from chats.api.schema import BAD_REQUEST, NOT_FOUND, error
 from chats.errors import InvalidInput
 from chats.filters import ConversationFilter
-from chats.models import Conversation, Queue, QueueRule, Resolution
+from chats.models import Conversation, Queue, QueueRule, QueueRuleRun, Resolution
 from chats.review.agreement import MIN_ITEMS
 from chats.roles import Roles
 from chats.selectors.review import (
@@ -389,12 +389,37 @@ class QueueRuleRunView(APIView):
     @extend_schema(
         operation_id="queue_rules_run",
         summary="Run a queue rule over what is stored (leads)",
-        description="Adds the stored conversations the rule matches and samples that the queue lacks; running it "
-        "again adds none (the sample is a stable hash). A rule whose filters no longer validate answers 400.",
+        description="Queues a run of the rule, carried out by a worker, and answers 202 with its record (poll its "
+        "`url`). The run adds the stored conversations the rule matches and samples that the queue lacks; running "
+        "it again adds none (the sample is a stable hash). A rule whose filters no longer validate answers 400.",
         request=None,
-        responses={200: rs.ItemsAddedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        responses={202: rs.QueueRuleRunSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, rule: int) -> Response:
         _lead(request)
         found = _rule(_queue(request, pk), rule)
-        return Response({"added": rule_services.rule_run(actor=_person(request), rule=found)})
+        run = rule_services.rule_run_request(actor=_person(request), rule=found)
+        body = rs.QueueRuleRunSerializer(_rule_run(found, run.pk)).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+def _rule_run(rule: QueueRule, pk: int) -> QueueRuleRun:
+    run = QueueRuleRun.objects.select_related("rule", "requested_by").filter(rule=rule, pk=pk).first()
+    if run is None:
+        raise Http404("No such run of this rule.")
+    return run
+
+
+class QueueRuleRunDetailView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_rules_run_retrieve",
+        summary="A run of a queue rule (leads and auditors)",
+        description="Its state (queued, running, done, failed), how many conversations it added once done, and "
+        "why it failed.",
+        responses={200: rs.QueueRuleRunSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int, rule: int, run: int) -> Response:
+        _rule_reader(request)
+        return Response(rs.QueueRuleRunSerializer(_rule_run(_rule(_queue(request, pk), rule), run)).data)

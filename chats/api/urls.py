@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
-from chats.api import dataset_views, docs, ingest_views, review_views, views
+from chats.api import dataset_views, docs, export_job_views, ingest_views, review_views, views
 
 app_name = "api"
 
@@ -21,12 +21,24 @@ urlpatterns = [
     path("labels/", views.LabelListView.as_view(), name="labels"),
     path("export/", views.BulkExportView.as_view(), name="export"),
     path("export/artifacts/", views.ArtifactExportView.as_view(), name="artifacts-export"),
+    path("export/jobs/", export_job_views.ExportJobListView.as_view(), name="export-jobs"),
+    path("export/jobs/<uuid:uuid>/", export_job_views.ExportJobDetailView.as_view(), name="export-job-detail"),
+    path(
+        "export/jobs/<uuid:uuid>/download/",
+        export_job_views.ExportJobDownloadView.as_view(),
+        name="export-job-download",
+    ),
     path("queues/", review_views.QueueListView.as_view(), name="queue-list"),
     path("queues/<int:pk>/items/", review_views.QueueItemListView.as_view(), name="queue-items"),
     path("queues/<int:pk>/agreement/", review_views.QueueAgreementView.as_view(), name="queue-agreement"),
     path("queues/<int:pk>/rules/", review_views.QueueRuleListView.as_view(), name="queue-rules"),
     path("queues/<int:pk>/rules/<int:rule>/", review_views.QueueRuleDetailView.as_view(), name="queue-rule"),
     path("queues/<int:pk>/rules/<int:rule>/run/", review_views.QueueRuleRunView.as_view(), name="queue-rule-run"),
+    path(
+        "queues/<int:pk>/rules/<int:rule>/runs/<int:run>/",
+        review_views.QueueRuleRunDetailView.as_view(),
+        name="queue-rule-run-detail",
+    ),
     path("queues/<int:pk>/next/", review_views.QueueNextView.as_view(), name="queue-next"),
     path(
         "queues/<int:pk>/items/<int:item>/reviews/", review_views.ItemReviewsView.as_view(), name="queue-item-reviews"

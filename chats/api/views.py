@@ -31,9 +31,9 @@ from rest_framework.views import APIView
 from chats.api import schema, serializers
 from chats.api.authentication import SourcePrincipal
 from chats.api.pagination import ConversationCursorPagination, FeedbackPagination
-from chats.api.permissions import CanRead, CanReadOrReview, scope_to_caller
+from chats.api.permissions import CanRead, CanReadOrReview, caller_source, scope_to_caller
 from chats.export import export_conversation
-from chats.filters import ConversationFilter, ExportFilter, FeedbackFilter
+from chats.filters import ConversationFilter, FeedbackFilter
 from chats.models import Conversation, Feedback, Label, Source, ViewedVia
 from chats.selectors.artifacts import (
     ArtifactFilters,
@@ -46,7 +46,7 @@ from chats.selectors.artifacts import (
     artifact_versions,
 )
 from chats.selectors.conversations import conversation_detail, conversation_list, conversation_one
-from chats.selectors.exports import TRAINING, conversation_to_canonical, export_lines
+from chats.selectors.exports import bulk_export, conversation_to_canonical
 from chats.selectors.feedback import feedback_list, feedback_target, labels_named
 from chats.services import feedback as feedback_services
 from chats.services.exports import export_record
@@ -277,23 +277,18 @@ class BulkExportView(APIView):
 
     def get(self, request: Request) -> StreamingHttpResponse:
         query = _valid(serializers.BulkExportQuery, request.query_params)
-        fmt = query["format"]
-        filterset = ExportFilter(
-            request.query_params, queryset=scope_to_caller(request, Conversation.objects.all()), request=request
+        export = bulk_export(
+            request.query_params, format=query["format"], envelope=query["envelope"], source=caller_source(request)
         )
-        if not filterset.is_valid():
-            raise translate_validation(filterset.errors)
-        queryset = filterset.qs
+        if not export.filterset.is_valid():
+            raise translate_validation(export.filterset.errors)
         export_record(
             actor=_caller(request),
             what="conversations",
-            format=fmt,
-            filters=filterset.given_filters(),
-            count=queryset.count(),
+            format=export.format,
+            filters=export.filterset.given_filters(),
+            count=export.queryset().count(),
         )
-        response = StreamingHttpResponse(
-            export_lines(queryset, fmt, envelope=query["envelope"]), content_type=schema.NDJSON
-        )
-        suffix = "jsonl" if fmt == TRAINING else "ndjson"
-        response["Content-Disposition"] = f'attachment; filename="conversations-{fmt}.{suffix}"'
+        response = StreamingHttpResponse(export.chunks(), content_type=export.content_type)
+        response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
         return response

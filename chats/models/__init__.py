@@ -8,6 +8,7 @@
   and who viewed a conversation.
 - ``review``: team review queues, their rules, their versioned rubrics, items, leases, reviews and resolutions,
   and datasets (frozen snapshots of gold items).
+- ``jobs``: background export jobs and the chunks of their results, and the runs of queue rules.
 """
 
 from chats.models.conversations import (
@@ -28,6 +29,7 @@ from chats.models.conversations import (
     Verdict,
 )
 from chats.models.feedback import Feedback, FeedbackLabel, FeedbackOrigin, Label, Score
+from chats.models.jobs import ExportJob, ExportJobPart, JobState, QueueRuleRun
 from chats.models.records import (
     AUDIT_GENESIS_HASH,
     AUDIT_VERIFIED_ACTION,
@@ -73,12 +75,15 @@ __all__ = [
     "ConversationView",
     "Dataset",
     "DatasetItem",
+    "ExportJob",
+    "ExportJobPart",
     "Feedback",
     "FeedbackLabel",
     "FeedbackOrigin",
     "IngestionReceipt",
     "InjectedArtifact",
     "InputFormat",
+    "JobState",
     "Label",
     "Lease",
     "Message",
@@ -86,6 +91,7 @@ __all__ = [
     "Queue",
     "QueueItem",
     "QueueRule",
+    "QueueRuleRun",
     "ReceiptPayload",
     "Resolution",
     "Review",

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.db.models import Q, QuerySet
+from django.http import QueryDict
 
-from chats.export import export_conversation, training_record
+from chats.export import FORMATS, export_conversation, training_record
+from chats.filters import ExportFilter
 from chats.ingest import canonical as c
 from chats.models import (
     ContentForm,
@@ -27,11 +29,15 @@ from chats.models import (
     FeedbackOrigin,
     InjectedArtifact,
     Message,
+    Source,
     ToolCall,
 )
 
 Branch = Literal["active", "all"]
 TRAINING = "training"
+# What a bulk export (and an export job) may be asked for: each conversation format, and the training JSONL.
+BULK_EXPORT_FORMATS = (*sorted(FORMATS), TRAINING)
+NDJSON = "application/x-ndjson"
 
 # A batch holds at most this many conversations, and stops growing once it holds this many messages, so that a
 # stream of long conversations keeps a bounded memory.
@@ -164,6 +170,57 @@ def export_lines(queryset: QuerySet[Conversation], format: str, *, envelope: boo
                     "document": result.document,
                 }
         yield (json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+
+
+@dataclass(frozen=True)
+class BulkExport:
+    """A bulk export as asked for: the format, the envelope, and the export's filters over the conversations the
+    asker may read. The synchronous export (`GET /api/v1/export/`) streams `chunks()`; an export job
+    (chats.tasks.exports) stores the same chunks, so both give the same bytes for the same request."""
+
+    filterset: ExportFilter
+    format: str
+    envelope: bool = False
+
+    @property
+    def content_type(self) -> str:
+        return NDJSON
+
+    @property
+    def filename(self) -> str:
+        suffix = "jsonl" if self.format == TRAINING else "ndjson"
+        return f"conversations-{self.format}.{suffix}"
+
+    def errors(self) -> dict[str, list[str]]:
+        """What is wrong with the filters, by parameter name (empty when they are valid)."""
+        return (
+            {} if self.filterset.is_valid() else {name: list(errors) for name, errors in self.filterset.errors.items()}
+        )
+
+    def queryset(self) -> QuerySet[Conversation]:
+        """The conversations to export (the filters must be valid)."""
+        queryset: QuerySet[Conversation] = self.filterset.qs
+        return queryset
+
+    def chunks(self) -> Iterator[bytes]:
+        """The export's bytes, one conversation per chunk (a line), newest first."""
+        return export_lines(self.queryset(), self.format, envelope=self.envelope)
+
+
+def bulk_export(data: Any, *, format: str, envelope: bool = False, source: Source | None = None) -> BulkExport:
+    """The bulk export of `data`'s filters (a QueryDict or a mapping of names to values or lists of values) in
+    `format`: over every conversation for a person with a reading role, over its own source's for a source's key
+    (`source`)."""
+    readable = Conversation.objects.all() if source is None else Conversation.objects.filter(source=source)
+    return BulkExport(filterset=ExportFilter(data, queryset=readable), format=format, envelope=envelope)
+
+
+def filters_query(filters: dict[str, list[str]]) -> QueryDict:
+    """Filters stored as names and lists of values (an export job's) as the query string they came from."""
+    query = QueryDict(mutable=True)
+    for name, values in filters.items():
+        query.setlist(name, list(values))
+    return query
 
 
 def _load_batch(

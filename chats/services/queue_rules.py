@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from chats.errors import InvalidInput, NotAllowed
 from chats.filters import conversation_filter_checked
-from chats.models import Conversation, Queue, QueueRule
+from chats.models import Conversation, Queue, QueueRule, QueueRuleRun
 from chats.review.sampling import rule_takes
 from chats.roles import person_roles
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
@@ -166,10 +166,27 @@ def _matching(rule: QueueRule) -> tuple[QuerySet[Conversation] | None, list[dict
     return (filterset.qs if filterset is not None else None), errors
 
 
+def rule_run_request(*, actor: User, rule: QueueRule) -> QueueRuleRun:
+    """Ask for a run of the rule over everything stored (leads only), carried out by a worker
+    (`chats.tasks.rules`, through `rule_run`): the run's record, done when this returns if there is no broker.
+    A rule whose filters no longer validate is refused now rather than by the worker."""
+    _ensure_lead(actor)
+    _, errors = _matching(rule)
+    if errors:
+        raise InvalidInput(errors)
+    run = QueueRuleRun.objects.create(rule=rule, requested_by=actor)
+    from chats.tasks.rules import queue_rule_run
+
+    queue_rule_run.delay(run.pk)
+    run.refresh_from_db()
+    return run
+
+
 @audited_write
-def rule_run(*, actor: User, rule: QueueRule) -> int:
+def rule_run(*, actor: User, rule: QueueRule, run: QueueRuleRun | None = None) -> int:
     """Apply the rule once to everything stored (leads only): the matching conversations its sample takes and the
-    queue lacks are added. How many were added (running it again adds none)."""
+    queue lacks are added. How many were added (running it again adds none). `run`: the record of the run this
+    carries out, named in its event."""
     _ensure_lead(actor)
     matching, errors = _matching(rule)
     if matching is None:
@@ -177,9 +194,10 @@ def rule_run(*, actor: User, rule: QueueRule) -> int:
     added = queue_add_conversation_ids(
         actor=actor, queue=rule.queue, conversation_ids=_taken(rule, matching), rule=rule
     )
-    audit_record(
-        actor=actor, action="queue_rule.ran", target_type="queue_rule", target_id=rule.pk, after={"added": added}
-    )
+    after: dict[str, Any] = {"added": added}
+    if run is not None:
+        after["run"] = run.pk
+    audit_record(actor=actor, action="queue_rule.ran", target_type="queue_rule", target_id=rule.pk, after=after)
     return added
 
 

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from chats.models import AuditEvent, Conversation, Queue, QueueItem, QueueRule, Source
+from chats.models import AuditEvent, Conversation, Queue, QueueItem, QueueRule, QueueRuleRun, Source
 from chats.review.sampling import rule_takes
 from chats.services.bulk_writer import conversations_ingest_bulk
 from tests.factories import make_messages
@@ -74,10 +74,21 @@ def test_a_lead_creates_changes_runs_and_deletes_a_rule(lead: User, queue: Queue
         for c in Conversation.objects.filter(tool_call_count__gt=0)
         if rule_takes(stored.pk, c.uuid, stored.sample_rate)
     }
-    assert run.status_code == 200
-    assert run.json() == {"added": len(sampled)}
+    assert run.status_code == 202
+    record = run.json()
+    assert {key: record[key] for key in ("rule", "state", "added", "error", "requested_by")} == {
+        "rule": rule["id"],
+        "state": "done",
+        "added": len(sampled),
+        "error": "",
+        "requested_by": "lena",
+    }
+    assert run["Location"] == record["url"] == f"{rules_url(queue)}{rule['id']}/runs/{record['id']}/"
+    assert client.get(record["url"]).json() == record
     assert set(QueueItem.objects.filter(queue=queue).values_list("conversation_id", flat=True)) == sampled
-    assert send(client, "POST", f"{rules_url(queue)}{rule['id']}/run/").json() == {"added": 0}
+    again = send(client, "POST", f"{rules_url(queue)}{rule['id']}/run/").json()
+    assert (again["state"], again["added"]) == ("done", 0)
+    assert again["id"] != record["id"]
 
     changed = send(client, "PATCH", f"{rules_url(queue)}{rule['id']}/", {"enabled": False})
     assert changed.status_code == 200
@@ -139,6 +150,21 @@ def test_only_leads_write_rules_and_only_leads_and_auditors_read_them(
         assert send(client, "DELETE", one).status_code in (401, 403)
         assert send(client, "POST", f"{one}run/").status_code in (401, 403)
     assert QueueRule.objects.get().enabled is True
+    assert not QueueRuleRun.objects.exists()
+    run = send(client_of(lead), "POST", f"{one}run/").json()
+    assert client_of(auditor).get(run["url"]).status_code == 200
+    for client in (client_of(reviewer), ingest_client, APIClient()):
+        assert client.get(run["url"]).status_code in (401, 403)
+
+
+def test_a_run_of_a_rule_whose_filters_no_longer_validate_is_refused(lead: User, queue: Queue, source: Source) -> None:
+    client = client_of(lead)
+    rule = send(client, "POST", rules_url(queue), {"name": "By source", "filters": {"source": source.name}}).json()
+    source.delete()
+    response = send(client, "POST", f"{rules_url(queue)}{rule['id']}/run/")
+    assert response.status_code == 400
+    assert error_paths(response) == ["/filters/source"]
+    assert not QueueRuleRun.objects.exists()
 
 
 def test_a_rule_of_another_queue_is_not_found(lead: User, queue: Queue) -> None:
@@ -147,4 +173,6 @@ def test_a_rule_of_another_queue_is_not_found(lead: User, queue: Queue) -> None:
     rule = send(client, "POST", rules_url(other), {"name": "All", "filters": {}}).json()
     assert send(client, "PATCH", f"{rules_url(queue)}{rule['id']}/", {"enabled": False}).status_code == 404
     assert send(client, "POST", f"{rules_url(queue)}{rule['id']}/run/").status_code == 404
+    run = send(client, "POST", f"{rules_url(other)}{rule['id']}/run/").json()
+    assert client.get(f"{rules_url(queue)}{rule['id']}/runs/{run['id']}/").status_code == 404
     assert client.get("/api/v1/queues/999999/rules/").status_code == 404

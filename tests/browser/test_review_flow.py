@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from chats.models import Message, Source
+from chats.models import ExportJob, JobState, Message, Source
 from tests import factories
 from tests.browser.conftest import Problems, sign_in
 
@@ -160,7 +160,7 @@ def test_a_hostile_thread_runs_no_script(
     page.wait_for_timeout(200)
 
 
-@pytest.mark.parametrize("which", ["sign-in", "list", "thread", "dashboard"])
+@pytest.mark.parametrize("which", ["sign-in", "list", "thread", "dashboard", "exports"])
 def test_pages_have_no_serious_accessibility_violations(
     page: Any, live_server: Any, reviewer: User, data: dict[str, Any], which: str
 ) -> None:
@@ -169,8 +169,16 @@ def test_pages_have_no_serious_accessibility_violations(
     if which == "sign-in":
         page.goto(f"{live_server.url}/accounts/login/")
     else:
+        if which == "exports":
+            for state in (JobState.RUNNING, JobState.DONE, JobState.FAILED):
+                ExportJob.objects.create(requested_by=reviewer, format="openai", state=state, error="", done=1, total=2)
         sign_in(page, live_server.url, "rita")
-        path = {"list": "/conversations/", "thread": data["record"].get_absolute_url(), "dashboard": "/"}[which]
+        path = {
+            "list": "/conversations/",
+            "thread": data["record"].get_absolute_url(),
+            "dashboard": "/",
+            "exports": "/exports/",
+        }[which]
         page.goto(live_server.url + path)
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     results = Axe().run(page)

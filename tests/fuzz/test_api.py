@@ -32,6 +32,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from chats.models import IngestionReceipt
+from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
 from chats.services.sources import api_key_create
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
@@ -69,6 +70,10 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("GET", "/api/v1/export/artifacts/"): READS,
     ("GET", "/api/v1/labels/"): READS,
     ("GET", "/api/v1/export/"): READS,
+    ("GET", "/api/v1/export/jobs/"): READS,
+    ("POST", "/api/v1/export/jobs/"): READS,
+    ("GET", "/api/v1/export/jobs/{uuid}/"): READS,
+    ("GET", "/api/v1/export/jobs/{uuid}/download/"): READS,
     ("GET", "/api/v1/feedback/"): REVIEW,
     ("POST", "/api/v1/feedback/"): REVIEW,
     ("GET", "/api/v1/feedback/{uuid}/"): REVIEW,
@@ -85,6 +90,7 @@ OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("PATCH", "/api/v1/queues/{id}/rules/{rule}/"): QUEUES,
     ("DELETE", "/api/v1/queues/{id}/rules/{rule}/"): QUEUES,
     ("POST", "/api/v1/queues/{id}/rules/{rule}/run/"): QUEUES,
+    ("GET", "/api/v1/queues/{id}/rules/{rule}/runs/{run}/"): QUEUES,
     ("GET", "/api/v1/queues/{id}/items/{item}/reviews/"): QUEUES,
     ("POST", "/api/v1/queues/{id}/items/{item}/reviews/"): QUEUES,
     ("GET", "/api/v1/queues/{id}/items/{item}/resolution/"): QUEUES,
@@ -185,6 +191,11 @@ def seeded(source: Any, other_source: Any, reviewer: Any, other_reviewer: Any) -
     others, _ = feedback_submit(author=other_reviewer, conversation=conversation, message=None, score=-1)
     _, personal = api_key_create(user=reviewer)
     _, source_key = api_key_create(source=source)
+    # An export job of each reading caller (the reviewer's, the source's): each sees its own.
+    jobs = [
+        export_job_create(actor=reviewer, requested_by=reviewer, format="openai"),
+        export_job_create(actor=reviewer, requested_by=None, source=source, format="training"),
+    ]
     session = Client()
     session.force_login(reviewer)
     csrf = secrets.token_hex(16)  # an unmasked secret: Django accepts it as cookie and header alike
@@ -206,6 +217,8 @@ def seeded(source: Any, other_source: Any, reviewer: Any, other_reviewer: Any) -
             "/api/v1/conversations/{uuid}/": [str(conversation.uuid)],
             "/api/v1/conversations/{uuid}/export/": [str(conversation.uuid)],
             "/api/v1/feedback/{uuid}/": [str(own.uuid), str(others.uuid)],
+            "/api/v1/export/jobs/{uuid}/": [str(job.uuid) for job in jobs],
+            "/api/v1/export/jobs/{uuid}/download/": [str(job.uuid) for job in jobs],
         },
         "artifact_ids": sorted(set(record_qa.artifacts.values_list("artifact_id", flat=True))),
         "feedback_targets": [
@@ -221,7 +234,11 @@ def _strategy(operation: Any, seeded: dict[str, Any]) -> st.SearchStrategy[Any]:
         # Team review's paths name a queue (and an item) by number: any number resolves to the view, which must
         # answer as documented whatever the body and query, valid or not.
         numbers = st.fixed_dictionaries(
-            {name: st.integers(1, 2**31 - 1) for name in ("id", "item", "rule") if f"{{{name}}}" in operation.path}
+            {
+                name: st.integers(1, 2**31 - 1)
+                for name in ("id", "item", "rule", "run")
+                if f"{{{name}}}" in operation.path
+            }
         )
         return st.one_of(
             numbers.flatmap(lambda ids: operation.as_strategy(path_parameters=ids)),

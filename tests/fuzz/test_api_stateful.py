@@ -33,6 +33,8 @@ STATEFUL = settings.get_profile("fuzz-stateful")
 # their feedback.
 KEY_OPERATIONS = r"^/api/v1/(ingest|receipts|conversations)/"
 REVIEWER_OPERATIONS = r"^/api/v1/(conversations|feedback)/"
+# A reader's export jobs: ask for one, then follow it to its state and its download.
+EXPORT_JOB_OPERATIONS = r"^/api/v1/export/jobs/"
 
 
 def _machine(
@@ -100,3 +102,22 @@ def test_a_reviewer_gives_and_changes_feedback_statefully(
     assert {("GET", 200), ("DELETE", 204)} <= reached
     # A change reached its feedback: applied, or refused for its generated body, never "no such feedback".
     assert reached & {("PATCH", 200), ("PATCH", 400)}
+
+
+def test_a_reader_asks_for_an_export_job_and_follows_it_statefully(
+    api_schema: Any,  # noqa: F811
+    source: Any,
+    reviewer: Any,
+) -> None:
+    make_conversation(source, n_messages=3)
+    _, personal = api_key_create(user=reviewer)
+    seen: list[tuple[str, str, int]] = []
+    credentials = {"headers": {"Authorization": f"Api-Key {personal}"}}
+    _machine(api_schema, credentials, seen, EXPORT_JOB_OPERATIONS).run(settings=STATEFUL)
+    assert seen and all(status < 500 for _, _, status in seen)
+    # A random uuid names no job: only the id a created job (or the list) answered with reads one.
+    assert ("GET", "/api/v1/export/jobs/{uuid}/", 200) in seen or (
+        "GET",
+        "/api/v1/export/jobs/{uuid}/download/",
+        200,
+    ) in seen

@@ -52,6 +52,7 @@ from chats.models import (
     Conversation,
     ConversationView,
     Dataset,
+    ExportJob,
     Feedback,
     IngestionReceipt,
     Label,
@@ -75,6 +76,7 @@ from chats.services.ingestion import conversation_ingest
 from chats.services.labels import label_create
 from chats.services.review import conversation_set_review_status
 from chats.services.sources import source_get_or_create
+from chats.tasks.exports import export_job_execute
 from tests.factories import last_assistant, make_conversation
 
 pytestmark = pytest.mark.django_db
@@ -695,6 +697,52 @@ def api_exports_a_filtered_set(w: World) -> list[dict[str, Any]]:
     return [expect("conversation.exported", w.reviewer, "conversations", "filtered", after=after)]
 
 
+# --- Export jobs: asking for one is a write; downloading its result is an export, recorded as the others are
+
+
+def _job_after(format: str, filters: dict[str, Any] | None = None, envelope: bool = False) -> dict[str, Any]:
+    return {"format": format, "envelope": envelope, "filters": filters or {}}
+
+
+@write_path("POST api:export-jobs", "service export_job_create")
+def api_asks_for_an_export_job(w: World) -> list[dict[str, Any]]:
+    body = {"format": "training", "filters": {"status": "unreviewed", "source": [w.source.name]}}
+    response = w.api(w.reviewer).post("/api/v1/export/jobs/", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 202 and response.json()["state"] == "done"
+    after = _job_after("training", {"status": "unreviewed", "source": w.source.name})
+    return [expect("export_job.created", w.reviewer, "export_job", response.json()["id"], after=after)]
+
+
+@write_path("POST api:export-jobs", "service export_job_create")
+def api_asks_for_an_export_job_with_a_source_key(w: World) -> list[dict[str, Any]]:
+    body = {"format": "openai", "envelope": True}
+    response = w.api().post("/api/v1/export/jobs/", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 202
+    after = _job_after("openai", envelope=True)
+    return [expect("export_job.created", f"source:{w.source.name}", "export_job", response.json()["id"], after=after)]
+
+
+@write_path("POST chats:export_job_create", "service export_job_create")
+def list_page_runs_an_export_as_a_job(w: World) -> list[dict[str, Any]]:
+    response = w.page(w.reviewer).post("/exports/new/", {"format": "openai", "input_format": "chat_document"})
+    assert response.status_code == 302
+    job = ExportJob.objects.get()
+    after = _job_after("openai", {"input_format": "chat_document"})
+    return [expect("export_job.created", w.reviewer, "export_job", job.uuid, after=after)]
+
+
+@write_path("GET api:export-job-download", "service export_job_download_record", "service export_record")
+def api_downloads_an_export_job(w: World) -> list[dict[str, Any]]:
+    with audit_scope():  # asking for the job is not this path's event
+        job = ExportJob.objects.create(requested_by=w.reviewer, format="openai", filters={"status": ["unreviewed"]})
+    export_job_execute(job.pk)
+    response = w.api(w.reviewer).get(f"/api/v1/export/jobs/{job.uuid}/download/")
+    assert response.status_code == 200
+    assert len(b"".join(response.streaming_content).splitlines()) == 2  # type: ignore[attr-defined]
+    after = {"format": "openai", "filters": {"job": str(job.uuid), "status": "unreviewed"}, "count": 2}
+    return [expect("conversation.exported", w.reviewer, "conversations", "filtered", after=after)]
+
+
 @write_path("GET chats:audit_export", "service audit_log_export_record")
 def audit_page_exports_the_log(w: World) -> list[dict[str, Any]]:
     last = AuditEvent.objects.order_by("-id").values_list("id", flat=True)[0]
@@ -1001,15 +1049,18 @@ def api_deletes_a_queue_rule(w: World) -> list[dict[str, Any]]:
     return [expect("queue_rule.deleted", w.admin, "queue_rule", rule.pk, before=_rule_state(queue))]
 
 
-@write_path("POST api:queue-rule-run", "service rule_run", "service queue_add_conversation_ids")
+@write_path(
+    "POST api:queue-rule-run", "service rule_run_request", "service rule_run", "service queue_add_conversation_ids"
+)
 def api_runs_a_queue_rule(w: World) -> list[dict[str, Any]]:
     queue = _review_queue(w)
     rule = _review_rule(w, queue)
     response = w.api(w.admin).post(f"/api/v1/queues/{queue.pk}/rules/{rule.pk}/run/")
-    assert response.json() == {"added": 1}  # the world's chat; its conversation was in the queue already
+    run = response.json()
+    assert (response.status_code, run["state"], run["added"]) == (202, "done", 1)  # the chat; the other was in
     return [
         expect("queue.items_added", w.admin, "queue", queue.pk, after={"added": 1, "rule": rule.pk}),
-        expect("queue_rule.ran", w.admin, "queue_rule", rule.pk, after={"added": 1}),
+        expect("queue_rule.ran", w.admin, "queue_rule", rule.pk, after={"added": 1, "run": run["id"]}),
     ]
 
 
@@ -1745,6 +1796,10 @@ def _spying(names: list[str]) -> Iterator[dict[str, int]]:
 # Rows that are records themselves (the audit log, receipts, views, the admin's own log, sessions), and signing in.
 UNAUDITED = {
     "chats.auditevent",
+    # A worker's records of background work: the parts of an export job's result (asking for the job is audited,
+    # downloading it too), and a queue rule's runs (what a run adds is audited by rule_run).
+    "chats.exportjobpart",
+    "chats.queuerulerun",
     "chats.ingestionreceipt",
     "chats.conversationview",
     "admin.logentry",
@@ -1874,6 +1929,9 @@ NOT_WRITES = {
     "GET api:docs": "read",
     "GET api:conversation-list": "read",
     "GET api:dataset-detail": "read",
+    "GET api:export-job-detail": "read",
+    "GET chats:export_jobs": "read",
+    "GET api:queue-rule-run-detail": "read",
     "GET api:queue-agreement": "read",
     "GET chats:queue_list": "read",
     "GET chats:queue_detail": "read",

@@ -47,16 +47,19 @@ from chats.models import (
     ConversationView,
     Dataset,
     DatasetItem,
+    ExportJob,
     Feedback,
     FeedbackLabel,
     IngestionReceipt,
     InjectedArtifact,
+    JobState,
     Label,
     Lease,
     Message,
     Queue,
     QueueItem,
     QueueRule,
+    QueueRuleRun,
     ReceiptPayload,
     Resolution,
     Review,
@@ -66,6 +69,7 @@ from chats.models import (
     ViewedVia,
 )
 from chats.services.datasets import dataset_snapshot_create
+from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
 from chats.services.queue_rules import rule_create
 from chats.services.review import (
@@ -155,6 +159,13 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "chats:audit_list":      {"GET":   row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
     "chats:audit_event":     {"GET":   row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
     "chats:audit_export":    {"GET":   row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
+
+    # Export jobs: every reading role lists their own and runs an export as a job (a redirect to the list).
+    "chats:export_jobs":     {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
+    "chats:export_job_create": {
+        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
+        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         302,         403,         302,         302),
+    },
 
     # ---- Team review pages. Reading needs a reading role (no role: 403); the queue's page, its items and the
     # review page are seen by its members (the two reviewers), by those who audit (auditor, staff) and by leads
@@ -260,6 +271,20 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET":                         row(401,         200,         200,         200,         200,         200,         403,         200,         200),
         "POST":                        row(401,         405,         405,         405,         405,         405,         403,         405,         405),
     },
+    # Export jobs: whoever may export asks for one (202; a source's key over its own source) and lists their own.
+    # The job in the URLs is the first reviewer's: to everyone else, whatever their role, it does not exist (404).
+    "api:export-jobs": {
+        "GET":                         row(401,         200,         200,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         202,         202,         202,         202,         202,         403,         202,         202),
+    },
+    "api:export-job-detail": {
+        "GET":                         row(401,         404,         404,         200,         404,         404,         403,         404,         404),
+        "POST":                        row(401,         405,         405,         405,         405,         405,         403,         405,         405),
+    },
+    "api:export-job-download": {
+        "GET":                         row(401,         404,         404,         200,         404,         404,         403,         404,         404),
+        "POST":                        row(401,         405,         405,         405,         405,         405,         403,         405,         405),
+    },
     # The OpenAPI schema and its docs describe the API and hold no data: public, as drf-spectacular serves them
     # by default (SERVE_PERMISSIONS: AllowAny).
     "api:schema": {
@@ -344,9 +369,14 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "PATCH":                       row(401,         403,         403,         403,         403,         403,         403,         403,         200),
         "DELETE":                      row(401,         403,         403,         403,         403,         403,         403,         403,         204),
     },
+    # A run is carried out by a worker: 202 with its record, read by those who read rules.
     "api:queue-rule-run": {
         "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
-        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         202),
+    },
+    "api:queue-rule-run-detail": {
+        "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         405,         405,         405,         403,         405,         405),
     },
     # The item is resolved: leads and those who audit read it; only a lead resolves it again.
     "api:queue-item-resolution": {
@@ -927,6 +957,8 @@ class World:
     leaver: User  # the user the admin's user pages are about
     queue: Queue  # worked by the two reviewers, created by the superuser (a lead)
     rule: QueueRule  # the queue's one rule, the superuser's
+    rule_run: QueueRuleRun  # a done run of it
+    export_job: ExportJob  # the reviewer's, done
     queue_item: QueueItem  # the conversation in the queue, resolved by the superuser
     spare_group: Group
     admin_objects: dict[str, Model]
@@ -990,6 +1022,9 @@ def build_world() -> World:
     item_assign(actor=users["superuser"], item=queue_item, reviewer=member)
     review_save_draft(reviewer=member, item=queue_item, answers={})
     dataset = dataset_snapshot_create(actor=users["superuser"], name="v1", queues=[queue])
+    rule_run = QueueRuleRun.objects.create(rule=rule, requested_by=users["superuser"], state=JobState.DONE, added=0)
+    export_job = export_job_create(actor=reviewer, requested_by=reviewer, format="openai")
+    assert export_job.state == JobState.DONE
     spare_group = Group.objects.create(name="Spare role")
     found: dict[str, Model | None] = {
         "auth.user": leaver,
@@ -1044,6 +1079,8 @@ def build_world() -> World:
         leaver=leaver,
         queue=queue,
         rule=rule,
+        rule_run=rule_run,
+        export_job=export_job,
         queue_item=queue_item,
         spare_group=spare_group,
         admin_objects=admin_objects,
@@ -1220,6 +1257,8 @@ def build_targets(world: World) -> dict[str, Target]:
             {"POST": {"queue": str(world.queue.pk), "scope": "selected", "selected": str(world.conversation_b.uuid)}},
         ),
         "chats:queue_next": Target((f"{queue_page}next/",)),
+        "chats:export_jobs": Target(("/exports/",)),
+        "chats:export_job_create": Target(("/exports/new/",), {"POST": {"format": "training", "score": "1"}}),
         "chats:review_draft": Target((f"{item_page}draft/",), {"POST": {"q.correct": "no"}}),
         "chats:review_submit": Target((f"{item_page}submit/",), {"POST": {"q.correct": "no"}}),
         "login": Target(("/accounts/login/",), {"POST": {"username": "nobody-here", "password": "wrong"}}),
@@ -1264,6 +1303,14 @@ def build_targets(world: World) -> dict[str, Target]:
             (f"{queue_api}rules/{world.rule.pk}/",), {"PATCH": JsonBody({"sample_rate": 0.25}), "DELETE": JsonBody({})}
         ),
         "api:queue-rule-run": Target((f"{queue_api}rules/{world.rule.pk}/run/",), {"POST": JsonBody({})}),
+        "api:queue-rule-run-detail": Target(
+            (f"{queue_api}rules/{world.rule.pk}/runs/{world.rule_run.pk}/",), {"POST": JsonBody({})}
+        ),
+        "api:export-jobs": Target(("/api/v1/export/jobs/",), {"POST": JsonBody({"format": "openai"})}),
+        "api:export-job-detail": Target((f"/api/v1/export/jobs/{world.export_job.uuid}/",), {"POST": JsonBody({})}),
+        "api:export-job-download": Target(
+            (f"/api/v1/export/jobs/{world.export_job.uuid}/download/",), {"POST": JsonBody({})}
+        ),
         "api:queue-item-reviews": Target((f"{item_api}reviews/",), {"POST": JsonBody({"answers": {"correct": "no"}})}),
         "api:queue-item-resolution": Target(
             (f"{item_api}resolution/",), {"POST": JsonBody({"answers": {"correct": "no"}})}

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from chats.filters import AuditEventFilter, ConversationFilter, ExportFilter, FeedbackFilter
 from chats.models import AuditEvent, Conversation, IngestionReceipt, Source
+from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
 from chats.services.sources import api_key_create
 from tests.factories import last_assistant, make_conversation, make_record_qa
@@ -164,6 +165,8 @@ def site(reviewer: User, auditor: User) -> dict[str, Any]:
         "pk": str(AuditEvent.objects.order_by("id").values_list("id", flat=True)[0]),  # an audit event, a queue's
         "item": "1",  # a queue's item (none: its routes answer 404, never 500)
         "rule": "1",  # a queue's rule (none either)
+        "run": "1",  # a rule's run (none either)
+        "export_job": str(export_job_create(actor=reviewer, requested_by=reviewer, format="openai").uuid),
         "reviewer": reviewer,
         "auditor": auditor,
     }
@@ -185,6 +188,8 @@ def _path(name: str, kwargs: list[str], site: dict[str, Any], value: str | None 
             values[kwarg] = site["receipt"]
         elif name == "api:feedback-detail":
             values[kwarg] = site["feedback"]
+        elif name.startswith("api:export-job-"):
+            values[kwarg] = site["export_job"]
         else:
             values[kwarg] = site[kwarg]
     path = reverse(name, kwargs=values)
@@ -204,6 +209,7 @@ def test_every_page_and_endpoint_is_covered() -> None:
     names = {name for name, _ in ROUTES}
     # The reads a reviewer or a key makes every day are among them, so the walk above did find the URLconf.
     assert {"chats:conversation_list", "chats:thread", "api:conversation-list", "api:export"} <= names
+    assert {"chats:export_jobs", "api:export-jobs", "api:export-job-detail", "api:export-job-download"} <= names
 
 
 @pytest.mark.parametrize("caller", ["source", "reviewer", "auditor", "anonymous"])

@@ -1,0 +1,123 @@
+"""Export jobs: a bulk export asked for now and carried out by a worker (`chats.tasks.exports`), with the same
+format, envelope, filters and bytes as the synchronous export (`chats.selectors.exports.bulk_export`).
+
+Asking for a job is audited (`export_job.created`); downloading its result is audited as every export is
+(`conversation.exported`, through `chats.services.exports.export_record`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from chats.errors import InvalidInput
+from chats.filters import ExportFilter
+from chats.models import ApiKey, ExportJob, Source
+from chats.selectors.exports import BULK_EXPORT_FORMATS, bulk_export, filters_query
+from chats.services.audit import Actor, audit_record, audited_write
+from chats.services.exports import export_record
+
+
+def _checked_filters(data: Any) -> dict[str, list[str]]:
+    """The export's filters, each a list of strings, or InvalidInput naming each one at fault (`/filters/<name>`)."""
+    if not isinstance(data, dict):
+        raise InvalidInput([{"path": "/filters", "message": "must be an object of the export's query parameters"}])
+    errors, filters = [], {}
+    for name, value in data.items():
+        values = [value] if isinstance(value, str) else value
+        if name not in ExportFilter.base_filters:
+            errors.append({"path": f"/filters/{name}", "message": "not a filter of the export"})
+        elif not isinstance(values, list) or not all(isinstance(item, str) for item in values):
+            errors.append({"path": f"/filters/{name}", "message": "must be a string (or a list of strings)"})
+        elif values := [item for item in values if item != ""]:
+            filters[name] = values
+    if errors:
+        raise InvalidInput(errors)
+    return filters
+
+
+def _audit_filters(filters: dict[str, list[str]]) -> dict[str, Any]:
+    """As the synchronous export records them: one value as a string, several as a list."""
+    return {name: values[0] if len(values) == 1 else values for name, values in filters.items()}
+
+
+@audited_write
+def _export_job_save(
+    *,
+    actor: Actor,
+    requested_by: User | None,
+    source: Source | None,
+    api_key: ApiKey | None,
+    format: str,
+    envelope: bool,
+    filters: dict[str, list[str]],
+) -> ExportJob:
+    job = ExportJob.objects.create(
+        requested_by=requested_by, source=source, api_key=api_key, format=format, envelope=envelope, filters=filters
+    )
+    audit_record(
+        actor=actor,
+        action="export_job.created",
+        target_type="export_job",
+        target_id=str(job.uuid),
+        after={"format": format, "envelope": envelope, "filters": _audit_filters(filters)},
+    )
+    return job
+
+
+def export_job_create(
+    *,
+    actor: Actor,
+    requested_by: User | None,
+    source: Source | None = None,
+    api_key: ApiKey | None = None,
+    format: Any,
+    envelope: Any = False,
+    filters: Any = None,
+) -> ExportJob:
+    """A job exporting what the synchronous export would for the same format, envelope and filters, asked for
+    by a person (`requested_by`) or a source's key (`source`, which limits it to that source's conversations),
+    queued for a worker once saved. Whoever may export may ask for a job; nothing is checked here that the export
+    does not check."""
+    if format not in BULK_EXPORT_FORMATS:
+        raise InvalidInput([{"path": "/format", "message": f"must be one of {', '.join(BULK_EXPORT_FORMATS)}"}])
+    if not isinstance(envelope, bool):
+        raise InvalidInput([{"path": "/envelope", "message": "must be true or false"}])
+    checked = _checked_filters({} if filters is None else filters)
+    export = bulk_export(filters_query(checked), format=format, envelope=envelope, source=source)
+    if errors := export.errors():
+        raise InvalidInput(
+            [
+                {"path": f"/filters/{name}", "message": message}
+                for name, messages in errors.items()
+                for message in messages
+            ]
+        )
+    job = _export_job_save(
+        actor=actor,
+        requested_by=requested_by,
+        source=source,
+        api_key=api_key,
+        format=format,
+        envelope=envelope,
+        filters=checked,
+    )
+    # Queued once the job is saved (committed, unless the caller holds a transaction: the task then retries until
+    # it finds the job); without a broker the export runs here, and the job is done when this returns.
+    from chats.tasks.exports import export_job_run
+
+    export_job_run.delay(job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def export_job_download_record(*, actor: Actor, job: ExportJob) -> None:
+    """A download of a job's result is an export: recorded as the synchronous export records one, with the job."""
+    export_record(
+        actor=actor,
+        what="conversations",
+        format=job.format,
+        filters={"job": str(job.uuid), **_audit_filters(job.filters)},
+        count=job.total,
+    )
