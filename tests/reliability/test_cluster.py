@@ -10,18 +10,22 @@ with the same load against one instance directly to compare.
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from bench.cluster import THROTTLE_LIMIT, cluster_run
+from bench.cluster import NGINX, THROTTLE_LIMIT, cluster_run, nginx_conf
 from tests.reliability import base_url
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
 
 SECONDS = float(os.environ.get("MASTERBRAIN_CLUSTER_SECONDS") or 5)
 REDIS_URL = "redis://127.0.0.1:6379/15"
 
 
+@pytest.mark.postgres
+@pytest.mark.slow
 def test_two_instances_behind_nginx_share_the_database_sessions_and_throttles() -> None:
     report = cluster_run(
         database_url=base_url(),
@@ -52,3 +56,22 @@ def test_two_instances_behind_nginx_share_the_database_sessions_and_throttles() 
     accepted = [sum(n for status, n in served.items() if status < 300) for served in report.throttle]
     assert sum(accepted) == THROTTLE_LIMIT and all(accepted)
     assert sum(served[429] for served in report.throttle) == 2 * THROTTLE_LIMIT
+
+
+def test_nginx_accepts_the_generated_configuration_and_the_documented_one_is_it(tmp_path: Path) -> None:
+    # docs/CLUSTER.md's example: two instances on ports 8001 and 8002, the default body limit (32 MiB).
+    conf = nginx_conf(port=8080, upstreams=[8001, 8002], max_body_bytes=32 * 1024 * 1024, timeout=600)
+    (tmp_path / "temp").mkdir()
+    (tmp_path / "nginx.conf").write_text(conf)
+
+    checked = subprocess.run(
+        [str(NGINX), "-t", "-e", "error.log", "-c", str(tmp_path / "nginx.conf"), "-p", f"{tmp_path}/"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert checked.returncode == 0, checked.stderr
+    assert "test is successful" in checked.stderr
+    assert f"```nginx\n{conf}```" in (ROOT / "docs" / "CLUSTER.md").read_text()
