@@ -1,6 +1,7 @@
 """Several application servers behind nginx, on 127.0.0.1: the load run through them, and what they must share.
 
-    python bench/cluster.py [--seconds 60] [--clients 8] [--instances 2] [--workers N] [--no-baseline]
+    python bench/cluster.py [--seconds 60] [--clients 8] [--instances 2] [--workers N] [--baseline-workers N]
+                            [--no-baseline]
                             [--database-url postgres://postgres@127.0.0.1:5432/postgres]
                             [--redis-url redis://127.0.0.1:6379/14] [--json]
 
@@ -12,8 +13,8 @@ emptied at the start: give the run one of its own) as the shared cache and one S
 instances, the proxy headers, X-Forwarded-For with MASTERBRAIN_TRUSTED_PROXIES=127.0.0.1, client_max_body_size
 equal to MASTERBRAIN_MAX_BODY_BYTES). Then:
 
-- baseline: bench/load.py's clients against one instance directly, on a database of its own (--no-baseline
-  leaves it out);
+- baseline: bench/load.py's clients against one instance directly (--baseline-workers, by default as many as
+  each instance of the cluster has), on a database of its own (--no-baseline leaves it out);
 - load: the same clients for as long through nginx, and the same check of the database (nothing duplicated or
   half-stored, a receipt for every document), with the requests each instance served (its gunicorn access log);
 - sessions: a sign-in on one instance directly, its session cookie on the other directly and through nginx;
@@ -108,6 +109,8 @@ http {{
         server_name _;
         # MASTERBRAIN_MAX_BODY_BYTES: a larger body is refused here (413) before it reaches a worker.
         client_max_body_size {max_body_bytes};
+        # Bodies up to this size are held in memory; larger ones are written to client_body_temp_path first.
+        client_body_buffer_size 256k;
 
         location / {{
             proxy_pass http://masterbrain;
@@ -217,12 +220,14 @@ class Cluster:
             out.append(statuses)
         return out
 
-    def wait_for_logs(self, marks: list[int], path: str, count: int, timeout: float = 5) -> list[Counter[int]]:
+    def wait_for_logs(
+        self, marks: list[int], path: str, count: int, method: str = "POST", timeout: float = 5
+    ) -> list[Counter[int]]:
         """served(), once the instances have logged ``count`` such requests (a worker logs a request just after it
         has answered it), or after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         while True:
-            served = self.served(marks, path)
+            served = self.served(marks, path, method)
             if sum(sum(s.values()) for s in served) >= count or time.monotonic() > deadline:
                 return served
             time.sleep(0.1)
@@ -354,7 +359,8 @@ class Report:
     """Every figure and check of a run; ``problems`` lists the checks that failed (none expected)."""
 
     instances: int
-    workers: int
+    workers: int  # each instance's
+    baseline_workers: int
     baseline: LoadRun | None = None
     load: LoadRun | None = None
     served: list[Counter[int]] = field(default_factory=list)
@@ -364,7 +370,11 @@ class Report:
     body_limit: tuple[int, int] = (0, 0)  # the limit, and nginx's answer to a body one byte over it
     throttle: list[Counter[int]] = field(default_factory=list)
     throttle_sent: int = 0
+    load_averages: list[tuple[str, float]] = field(default_factory=list)  # the machine's, over the last minute
     problems: list[str] = field(default_factory=list)
+
+    def note_load_average(self, when: str) -> None:
+        self.load_averages.append((when, os.getloadavg()[0]))
 
     def check(self, holds: bool, problem: str) -> None:
         if not holds:
@@ -375,6 +385,7 @@ def check_load(report: Report, cluster: Cluster, database: Database, key: str, *
     marks = cluster.marks()
     run = load_run(database, cluster.port, key, clients=clients, duration=seconds, seed=1)
     report.load = run
+    report.note_load_average("after the run through nginx")
     answered = run.figures["requests"] - run.figures["errors"]
     report.served = cluster.wait_for_logs(marks, INGEST_PATH, answered)
     report.check(not run.failed, f"the load through nginx failed: {run.figures}")
@@ -410,7 +421,8 @@ def check_sessions(report: Report, cluster: Cluster, database: Database) -> None
         report.sessions[f"signed in on 1, nginx #{number + 1}"] = request(
             cluster.port, "GET", SIGNED_IN_PAGE, cookies=session
         ).status
-    served = [sum(s.values()) for s in cluster.served(marks, SIGNED_IN_PAGE, "GET")]
+    logged = cluster.wait_for_logs(marks, SIGNED_IN_PAGE, len(cluster.servers), "GET")
+    served = [sum(s.values()) for s in logged]
     report.sessions.update({f"  of them served by instance {n + 1}": count for n, count in enumerate(served)})
     report.check(report.sessions["signed out, instance 2"] == 302, "the page answers a signed-out visitor")
     report.check(
@@ -509,12 +521,14 @@ def cluster_run(
     instances: int = 2,
     workers: int = os.cpu_count() or 1,
     baseline: bool = True,
+    baseline_workers: int | None = None,
 ) -> Report:
     """Every phase of the module's docstring, in order; the databases and the temporary directory are removed at
     the end."""
     if instances < 2:
         raise ValueError("a cluster has at least two instances")
-    report = Report(instances=instances, workers=workers)
+    report = Report(instances=instances, workers=workers, baseline_workers=baseline_workers or workers)
+    report.note_load_average("at the start")
     empty_redis(redis_url)
     directory = Path(tempfile.mkdtemp(prefix="mb-cluster-"))
     directory.chmod(0o711)  # nginx's workers (nobody, when it is started as root) reach their temp/ below
@@ -523,9 +537,10 @@ def cluster_run(
             single = Database(database_url, f"{database_name}_single")
             try:
                 key = single.create_source("load")
-                server = Server(single.env, workers)
+                server = Server(single.env, report.baseline_workers)
                 try:
                     report.baseline = load_run(single, server.port, key, clients=clients, duration=seconds, seed=1)
+                    report.note_load_average("after the run on one instance")
                 finally:
                     server.stop()
             finally:
@@ -556,10 +571,14 @@ def cluster_run(
 
 def print_report(report: Report) -> None:
     load = report.load
+    print(
+        f"machine     {os.cpu_count()} cores; load average (1 min) "
+        + ", ".join(f"{value:.1f} {when}" for when, value in report.load_averages)
+    )
     if report.baseline is not None:
         figures = report.baseline.figures
         print(
-            f"one instance directly: {figures['clients']} clients for {figures['seconds']} s, {report.workers} workers"
+            f"one instance directly: {figures['clients']} clients for {figures['seconds']} s, {report.baseline_workers} workers"
         )
         print_run(report.baseline)
         print()
@@ -614,6 +633,7 @@ def main() -> int:
         "--workers", type=int, default=os.cpu_count() or 1, help="workers per instance (default: cores)"
     )
     parser.add_argument("--no-baseline", action="store_true", help="leave out the run against one instance")
+    parser.add_argument("--baseline-workers", type=int, help="workers of that one instance (default: --workers)")
     parser.add_argument(
         "--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_BASE_URL), help="the server to use"
     )
@@ -630,6 +650,7 @@ def main() -> int:
         instances=args.instances,
         workers=args.workers,
         baseline=not args.no_baseline,
+        baseline_workers=args.baseline_workers,
     )
     print_report(report)
     if args.json:
@@ -641,6 +662,7 @@ def figures_of(report: Report) -> dict[str, Any]:
     return {
         "instances": report.instances,
         "workers": report.workers,
+        "baseline_workers": report.baseline_workers,
         "baseline": report.baseline.figures if report.baseline else None,
         "load": report.load.figures if report.load else None,
         "served": [dict(s) for s in report.served],
@@ -649,6 +671,7 @@ def figures_of(report: Report) -> dict[str, Any]:
         "static": report.static,
         "body_limit": report.body_limit,
         "throttle": [dict(s) for s in report.throttle],
+        "load_averages": report.load_averages,
         "problems": report.problems,
     }
 
