@@ -176,6 +176,27 @@ class Nginx:
 # The cluster
 
 
+def children(pid: int) -> list[int]:
+    with contextlib.suppress(OSError):
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return []
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """The CPU time (user and system) the processes ``pids`` have used so far."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of proc(5)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def processes(server: Server) -> list[int]:
+    """gunicorn's master and workers."""
+    return [server.process.pid, *server.workers()]
+
+
 class Cluster:
     """``instances`` gunicorn instances of the application started with ``env`` (one database, one Redis, one
     SECRET_KEY), each writing an access log into ``directory``, behind nginx; stop() ends them all."""
@@ -232,6 +253,14 @@ class Cluster:
                 return served
             time.sleep(0.1)
 
+    def cpu(self) -> dict[str, float]:
+        """The CPU seconds nginx (master and workers) and the instances (masters and workers) have used so far."""
+        nginx = [self.nginx.process.pid, *children(self.nginx.process.pid)] if self.nginx else []
+        return {
+            "instances behind nginx": cpu_seconds([pid for server in self.servers for pid in processes(server)]),
+            "nginx": cpu_seconds(nginx),
+        }
+
     def stop(self) -> None:
         if self.nginx is not None:
             self.nginx.stop()
@@ -241,8 +270,9 @@ class Cluster:
 
 
 def access_lines(log: Path) -> list[str]:
+    """The complete lines of an access log (not one gunicorn is writing yet)."""
     with contextlib.suppress(FileNotFoundError):
-        return [line for line in log.read_text().splitlines() if line.strip()]
+        return [line for line in log.read_text().split("\n")[:-1] if line.strip()]
     return []
 
 
@@ -257,8 +287,9 @@ def running(env: dict[str, str], **options: Any) -> Iterator[Cluster]:
 
 def cluster_env(database: Database, *, redis_url: str, var_dir: Path) -> dict[str, str]:
     """The environment every instance shares: the database, the Redis cache, the SECRET_KEY (server_env's), the
-    proxy nginx is, and the directory the static files are collected into. Warnings are not logged: the throttle
-    phase's 429s and the address probes' failed sign-ins are what the checks expect."""
+    proxy nginx is, and the directory the static files are collected into. The application's own log
+    keeps to errors: the address probes' failed sign-ins are what the checks expect (Django still reports the
+    throttle phase's 429s)."""
     return {
         **database.env,
         "LOG_LEVEL": "ERROR",
@@ -371,6 +402,7 @@ class Report:
     throttle: list[Counter[int]] = field(default_factory=list)
     throttle_sent: int = 0
     load_averages: list[tuple[str, float]] = field(default_factory=list)  # the machine's, over the last minute
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds each part used during the load runs
     problems: list[str] = field(default_factory=list)
 
     def note_load_average(self, when: str) -> None:
@@ -383,7 +415,9 @@ class Report:
 
 def check_load(report: Report, cluster: Cluster, database: Database, key: str, *, clients: int, seconds: float) -> None:
     marks = cluster.marks()
+    before = cluster.cpu()
     run = load_run(database, cluster.port, key, clients=clients, duration=seconds, seed=1)
+    report.cpu.update({part: used - before[part] for part, used in cluster.cpu().items()})
     report.load = run
     report.note_load_average("after the run through nginx")
     answered = run.figures["requests"] - run.figures["errors"]
@@ -539,7 +573,9 @@ def cluster_run(
                 key = single.create_source("load")
                 server = Server(single.env, report.baseline_workers)
                 try:
+                    before = cpu_seconds(processes(server))
                     report.baseline = load_run(single, server.port, key, clients=clients, duration=seconds, seed=1)
+                    report.cpu["one instance"] = cpu_seconds(processes(server)) - before
                     report.note_load_average("after the run on one instance")
                 finally:
                     server.stop()
@@ -602,6 +638,10 @@ def print_report(report: Report) -> None:
                 f"x{figures['requests_per_s'] / single['requests_per_s']:.2f}, new messages/s "
                 f"x{figures['messages_per_s'] / max(single['messages_per_s'], 0.1):.2f}"
             )
+    for part, used in report.cpu.items():
+        run = report.baseline if part == "one instance" else load
+        requests = run.figures["requests"] if run else 0
+        print(f"cpu         {part}: {used:.1f} s, {used * 1000 / max(requests, 1):.2f} ms a request")
     print()
     for label, status in report.sessions.items():
         print(f"session     {label}: {status}")
@@ -672,6 +712,7 @@ def figures_of(report: Report) -> dict[str, Any]:
         "body_limit": report.body_limit,
         "throttle": [dict(s) for s in report.throttle],
         "load_averages": report.load_averages,
+        "cpu": report.cpu,
         "problems": report.problems,
     }
 
