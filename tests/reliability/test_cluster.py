@@ -47,7 +47,8 @@ def test_two_instances_behind_nginx_share_the_database_sessions_and_throttles() 
     # A session made on instance 1 is valid on instance 2 and through nginx; the page needs one.
     assert report.sessions["signed out, instance 2"] == 302
     assert report.sessions["signed in on 1, instance 2"] == 200
-    assert report.sessions["signed in on 1, nginx #1"] == report.sessions["signed in on 1, nginx #2"] == 200
+    assert report.sessions["signed in on 1, through nginx"] == 200
+    assert report.sessions["  served by instance 1"] > 0 and report.sessions["  served by instance 2"] > 0
     # The address a sign-in counts under is the client's, through nginx too; a forged header names nothing.
     assert set(report.addresses.values()) == {"127.0.0.7", "127.0.0.8"}
     assert set(report.static.values()) == {200}
