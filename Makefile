@@ -9,7 +9,7 @@ PY := $(BIN)/python
 PYTHON ?= $(shell ./scripts/find-python)
 export PYTEST_ADDOPTS ?=
 
-.PHONY: help run worker test test-all lint bench fuzz venv dev-venv browser redis migrate clean
+.PHONY: help run worker test test-all lint bench cluster fuzz venv dev-venv browser redis nginx migrate clean
 
 help:
 	@echo "make run    set up .venv, migrate, load demo data, serve on http://127.0.0.1:8000 (SQLite unless DATABASE_URL is set)"
@@ -18,6 +18,7 @@ help:
 	@echo "make test-all  make test, then the slow tests again at full length (a minute of load)"
 	@echo "make lint   ruff and mypy only"
 	@echo "make bench  run the benchmarks against PostgreSQL"
+	@echo "make cluster  two app servers behind nginx: a minute of load through them (and one alone), the shared state"
 	@echo "make fuzz   the fuzz and query-string suites with many more examples, random each run (nightly)"
 
 $(VENV)/.installed: pyproject.toml
@@ -65,12 +66,21 @@ redis:
 	  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 >/dev/null; \
 	  for _ in $$(seq 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done; }
 
+# The cluster run (bench/cluster.py, tests/reliability/test_cluster.py) puts Debian's nginx in front of the servers;
+# it is installed here when missing. Only the binary is used: the cluster starts its own nginx with a generated
+# configuration on a free port of 127.0.0.1, whether or not the system's nginx service runs.
+nginx:
+	@test -x /usr/sbin/nginx || { \
+	  echo "Installing Debian's nginx for the cluster tests"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; fi; }
+
 lint: dev-venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DEBUG=1 $(BIN)/mypy chats masterbrain_site tests bench
 
-test: dev-venv browser redis lint
+test: dev-venv browser redis nginx lint
 	@db=$$(./scripts/test-database-url); \
 	echo "==> Tests run on: $${db%%\?*}"; \
 	DATABASE_URL= DEBUG=0 SECRET_KEY=test-only-not-secret $(PY) manage.py makemigrations --check --dry-run && \
@@ -79,16 +89,22 @@ test: dev-venv browser redis lint
 	  $(PY) manage.py check --deploy --fail-level WARNING && \
 	DATABASE_URL="$$db" $(BIN)/pytest $(PYTEST_ARGS)
 
-# The tests marked slow run a short version in `make test` (10 seconds of load); here they run again for a minute.
+# The tests marked slow run a short version in `make test` (10 seconds of load, 5 through the cluster); here they run
+# again longer (a minute, 15 seconds through the cluster).
 test-all: test
 	@db=$$(./scripts/test-database-url); \
 	echo "==> The slow tests at full length on: $${db%%\?*}"; \
-	DATABASE_URL="$$db" MASTERBRAIN_LOAD_SECONDS=60 $(BIN)/pytest -m slow $(PYTEST_ARGS)
+	DATABASE_URL="$$db" MASTERBRAIN_LOAD_SECONDS=60 MASTERBRAIN_CLUSTER_SECONDS=15 $(BIN)/pytest -m slow $(PYTEST_ARGS)
 
 bench: dev-venv
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/read_audit.py
 	$(PY) bench/audit_chain.py
+
+# Two instances behind nginx for CLUSTER_SECONDS of load, after as long against one instance alone.
+CLUSTER_SECONDS ?= 60
+cluster: dev-venv redis nginx
+	$(PY) bench/cluster.py --seconds $(CLUSTER_SECONDS) $(CLUSTER_ARGS)
 
 clean:
 	rm -rf $(VENV) var/staticfiles .mypy_cache .ruff_cache .pytest_cache

@@ -280,8 +280,11 @@ def run_clients(port: int, key: str, *, clients: int, duration: float, seed: int
 # The check
 
 
-def verify(database: Database, expected_rows: dict[str, tuple[int, set[str]]], documents: int) -> tuple[list[str], str]:
-    """Problems found in the database (none expected), and a one-line description of what was checked."""
+def verify(
+    database: Database, expected_rows: dict[str, tuple[int, set[str]]], documents: int
+) -> tuple[list[str], str, int]:
+    """Problems found in the database (none expected), a one-line description of what was checked, and the number
+    of messages stored."""
     problems = []
     with database.connect() as conn:
         duplicates = conn.execute(
@@ -322,13 +325,109 @@ def verify(database: Database, expected_rows: dict[str, tuple[int, set[str]]], d
             problems.append(f"conversation {ext_id}: {on_path} messages on the active path to {active}")
     if receipts != documents:
         problems.append(f"{receipts} receipts for {documents} documents sent")
-    summary = (
-        f"{len(stored):,} conversations, {messages_row[0] if messages_row else 0:,} messages, {receipts:,} receipts"
-    )
-    return problems, summary
+    messages = messages_row[0] if messages_row else 0
+    return problems, f"{len(stored):,} conversations, {messages:,} messages, {receipts:,} receipts", messages
 
 
 # --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    """What a load run measured and found: its figures, and every error, unexpected outcome and problem."""
+
+    figures: dict[str, Any]
+    errors: list[str]
+    unexpected: list[str]
+    problems: list[str]
+    checked: str
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors or self.unexpected or self.problems)
+
+
+def load_run(database: Database, port: int, key: str, *, clients: int, duration: float, seed: int) -> LoadRun:
+    """``clients`` clients for ``duration`` seconds against 127.0.0.1:``port`` (a server of ``database``), then the
+    check of what ``database`` stored. The database must be new: the check reads all of it."""
+    _SHARED[:] = shared_conversations(seed)
+    results, elapsed = run_clients(port, key, clients=clients, duration=duration, seed=seed)
+    singles = [t for r in results for t in r["latencies"]["single"]]
+    bulks = [t for r in results for t in r["latencies"]["bulk"]]
+    every = singles + bulks
+    errors = [e for r in results for e in r["errors"]]
+    unexpected = [u for r in results for u in r["unexpected"]]
+    requests = len(every) + len(errors)
+    documents = sum(r["documents"] for r in results)
+    outcomes: Counter[str] = Counter()
+    for r in results:
+        outcomes.update(r["outcomes"])
+
+    expected_rows: dict[str, tuple[int, set[str]]] = {}
+    for r in results:
+        expected_rows.update(r["conversations"])
+    acknowledged: dict[int, set[int]] = {}
+    for r in results:
+        for shared, versions in r["shared"].items():
+            acknowledged.setdefault(shared, set()).update(versions)
+    for shared, versions in acknowledged.items():
+        sent = [_SHARED[shared].versions[v] for v in sorted(versions)]
+        leaves = {v.leaf for v in sent} if sent[-1].names_leaf else {sent[-1].leaf}
+        expected_rows[_SHARED[shared].external_id] = (sent[-1].messages, leaves)
+    problems, checked, messages = verify(database, expected_rows, documents)
+    figures = {
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "requests": requests,
+        "single_requests": len(singles),
+        "bulk_requests": len(bulks),
+        "documents": documents,
+        "messages": messages,
+        "outcomes": dict(outcomes),
+        "errors": len(errors),
+        "unexpected": len(unexpected),
+        "p50_ms": round(pct(every, 0.5) * 1000, 1),
+        "p95_ms": round(pct(every, 0.95) * 1000, 1),
+        "single_p50_ms": round(pct(singles, 0.5) * 1000, 1),
+        "single_p95_ms": round(pct(singles, 0.95) * 1000, 1),
+        "bulk_p50_ms": round(pct(bulks, 0.5) * 1000, 1),
+        "bulk_p95_ms": round(pct(bulks, 0.95) * 1000, 1),
+        "requests_per_s": round(requests / elapsed, 1),
+        "documents_per_s": round(documents / elapsed, 1),
+        "messages_per_s": round(messages / elapsed, 1),
+        "shared_conversations": len(acknowledged),
+        "problems": len(problems),
+    }
+    return LoadRun(figures, errors, unexpected, problems, checked)
+
+
+def print_run(run: LoadRun) -> None:
+    """The figures and findings of ``run``, a line each."""
+    figures = run.figures
+    outcomes = figures["outcomes"]
+    print(
+        f"requests    {figures['requests']:,} ({figures['single_requests']:,} single, "
+        f"{figures['bulk_requests']:,} bulk)"
+    )
+    print(
+        f"documents   {figures['documents']:,}: " + ", ".join(f"{name} {n:,}" for name, n in sorted(outcomes.items()))
+    )
+    print(f"errors      {len(run.errors)} (non-2xx or connection), unexpected outcomes {len(run.unexpected)}")
+    for line in (run.errors + run.unexpected)[:MAX_ERRORS_SHOWN]:
+        print(f"  {line}")
+    print(
+        f"latency     p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms "
+        f"(single p50 {figures['single_p50_ms']} / p95 {figures['single_p95_ms']} ms, "
+        f"bulk p50 {figures['bulk_p50_ms']} / p95 {figures['bulk_p95_ms']} ms)"
+    )
+    print(
+        f"throughput  {figures['requests_per_s']} requests/s, {figures['documents_per_s']} documents/s, "
+        f"{figures['messages_per_s']} new messages/s"
+    )
+    print(f"checked     {run.checked}, {figures['shared_conversations']} of them shared by every client")
+    print(f"problems    {len(run.problems)}" + ("" if run.problems else ": no duplicate, every conversation whole"))
+    for line in run.problems[:MAX_ERRORS_SHOWN]:
+        print(f"  {line}")
 
 
 def main() -> int:
@@ -344,82 +443,23 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line, last")
     args = parser.parse_args()
 
-    _SHARED[:] = shared_conversations(args.seed)
     database = Database(args.database_url, args.database_name)
     server = None
     try:
         key = database.create_source("load")
         server = Server(database.env, args.workers)
-        results, elapsed = run_clients(server.port, key, clients=args.clients, duration=args.duration, seed=args.seed)
-        singles = [t for r in results for t in r["latencies"]["single"]]
-        bulks = [t for r in results for t in r["latencies"]["bulk"]]
-        every = singles + bulks
-        errors = [e for r in results for e in r["errors"]]
-        unexpected = [u for r in results for u in r["unexpected"]]
-        requests = len(every) + len(errors)
-        documents = sum(r["documents"] for r in results)
-        outcomes: Counter[str] = Counter()
-        for r in results:
-            outcomes.update(r["outcomes"])
-
-        expected_rows: dict[str, tuple[int, set[str]]] = {}
-        for r in results:
-            expected_rows.update(r["conversations"])
-        acknowledged: dict[int, set[int]] = {}
-        for r in results:
-            for shared, versions in r["shared"].items():
-                acknowledged.setdefault(shared, set()).update(versions)
-        for shared, versions in acknowledged.items():
-            sent = [_SHARED[shared].versions[v] for v in sorted(versions)]
-            leaves = {v.leaf for v in sent} if sent[-1].names_leaf else {sent[-1].leaf}
-            expected_rows[_SHARED[shared].external_id] = (sent[-1].messages, leaves)
-        problems, checked = verify(database, expected_rows, documents)
+        run = load_run(database, server.port, key, clients=args.clients, duration=args.duration, seed=args.seed)
     finally:
         if server:
             server.stop()
         database.drop()
 
-    figures = {
-        "clients": args.clients,
-        "workers": args.workers,
-        "seconds": round(elapsed, 1),
-        "requests": requests,
-        "single_requests": len(singles),
-        "bulk_requests": len(bulks),
-        "documents": documents,
-        "outcomes": dict(outcomes),
-        "errors": len(errors),
-        "unexpected": len(unexpected),
-        "p50_ms": round(pct(every, 0.5) * 1000, 1),
-        "p95_ms": round(pct(every, 0.95) * 1000, 1),
-        "single_p50_ms": round(pct(singles, 0.5) * 1000, 1),
-        "single_p95_ms": round(pct(singles, 0.95) * 1000, 1),
-        "bulk_p50_ms": round(pct(bulks, 0.5) * 1000, 1),
-        "bulk_p95_ms": round(pct(bulks, 0.95) * 1000, 1),
-        "requests_per_s": round(requests / elapsed, 1),
-        "documents_per_s": round(documents / elapsed, 1),
-        "shared_conversations": len(acknowledged),
-        "problems": len(problems),
-    }
-    print(f"load: {args.clients} clients for {elapsed:.1f} s against {args.workers} gunicorn workers (sync)")
-    print(f"requests    {requests:,} ({len(singles):,} single, {len(bulks):,} bulk)")
-    print(f"documents   {documents:,}: " + ", ".join(f"{name} {n:,}" for name, n in sorted(outcomes.items())))
-    print(f"errors      {len(errors)} (non-2xx or connection), unexpected outcomes {len(unexpected)}")
-    for line in (errors + unexpected)[:MAX_ERRORS_SHOWN]:
-        print(f"  {line}")
-    print(
-        f"latency     p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms "
-        f"(single p50 {figures['single_p50_ms']} / p95 {figures['single_p95_ms']} ms, "
-        f"bulk p50 {figures['bulk_p50_ms']} / p95 {figures['bulk_p95_ms']} ms)"
-    )
-    print(f"throughput  {figures['requests_per_s']} requests/s, {figures['documents_per_s']} documents/s")
-    print(f"checked     {checked}, {len(acknowledged)} of them shared by every client")
-    print(f"problems    {len(problems)}" + ("" if problems else ": no duplicate, every conversation whole"))
-    for line in problems[:MAX_ERRORS_SHOWN]:
-        print(f"  {line}")
+    figures = {**run.figures, "workers": args.workers}
+    print(f"load: {args.clients} clients for {figures['seconds']:.1f} s against {args.workers} gunicorn workers (sync)")
+    print_run(run)
     if args.json:
         print(json.dumps(figures))
-    return 1 if errors or unexpected or problems else 0
+    return 1 if run.failed else 0
 
 
 if __name__ == "__main__":
