@@ -256,7 +256,13 @@ def test_a_worker_killed_mid_bulk_leaves_whole_conversations_and_the_replay_comp
 
             status, payload = send(server.port, key, body)
             assert status == 200
-            assert payload["summary"] == {"created": NEW_DOCUMENTS, "updated": 0, "unchanged": 0, "rejected": 0}
+            assert payload["summary"] == {
+                "queued": 0,
+                "created": NEW_DOCUMENTS,
+                "updated": 0,
+                "unchanged": 0,
+                "rejected": 0,
+            }
             assert [r["external_id"] for r in payload["results"]] == ids
             stored = dict(
                 conn.execute(
