@@ -4,7 +4,9 @@ their policy verdicts) and the ids injection contexts list. They change only thr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib import admin
 from django.db.models import Q, QuerySet
@@ -22,6 +24,18 @@ class HasToolCallsFilter(YesNoFilter):
     title = "has tool calls"
     parameter_name = "has_tool_calls"
     condition = Q(tool_call_count__gt=0)
+
+
+class NamedValuesFilter(admin.AllValuesFieldListFilter):
+    """Every value of a field, as the admin lists them, with the empty one named: a link needs words to be read."""
+
+    empty_label = "(none given)"
+
+    def choices(self, changelist: Any) -> Iterator[dict[str, Any]]:
+        for choice in super().choices(changelist):
+            if choice["display"] == "":
+                choice = {**choice, "display": self.empty_label}
+            yield choice
 
 
 class AnsweredFilter(YesNoFilter):
@@ -74,7 +88,7 @@ class ConversationAdmin(ReadOnlyAdmin):
     list_select_related = ["source"]
     list_filter = [
         "source",
-        "model_name",
+        ("model_name", NamedValuesFilter),
         "input_format",
         "review_status",
         HasToolCallsFilter,
