@@ -8,6 +8,7 @@ with a reason, and every one found is printed.
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -142,7 +143,7 @@ def test_axe_finds_nothing_on_any_page_in_either_theme(
     browser: Any, live_server: Any, admin_user: User, reviewer: User
 ) -> None:
     started = time.monotonic()
-    call_command("seed_demo", stdout=open("/dev/null", "w"))
+    call_command("seed_demo", stdout=io.StringIO())
     conversations = list(Conversation.objects.order_by("id"))
     assert len(conversations) >= 40
     queue = make_queue(admin_user, [admin_user, reviewer], reviews_per_item=1, name="Sweep")
