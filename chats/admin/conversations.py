@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.template.loader import render_to_string
+
+if TYPE_CHECKING:
+    from django.contrib.admin.filters import _ListFilterChoices
+    from django.contrib.admin.views.main import ChangeList
 
 from chats.admin.base import ReadOnlyAdmin, YesNoFilter
 from chats.models import ContextArtifactId, Conversation, InjectedArtifact, Message, ToolCall
@@ -31,10 +35,10 @@ class NamedValuesFilter(admin.AllValuesFieldListFilter):
 
     empty_label = "(none given)"
 
-    def choices(self, changelist: Any) -> Iterator[dict[str, Any]]:
+    def choices(self, changelist: ChangeList) -> Iterator[_ListFilterChoices]:
         for choice in super().choices(changelist):
             if choice["display"] == "":
-                choice = {**choice, "display": self.empty_label}
+                choice["display"] = self.empty_label
             yield choice
 
 
