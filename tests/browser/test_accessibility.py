@@ -113,12 +113,12 @@ def test_a_reviewer_s_round_with_the_keyboard_alone(
     tab_to(page, "el.matches('a.to-result')")
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(f"#m-{result.pk}$"))
-    page.wait_for_function(f"document.activeElement.id === 'm-{result.pk}'")
+    page.locator(f"#m-{result.pk}:focus").wait_for()
     assert focused(page)["name"] == f"tool, result of airalogy_search, message 4 of {total}"
     tab_to(page, "el.matches('a.to-call')")
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"#call-\d+$"))
-    page.wait_for_function("document.activeElement.id.startsWith('call-')")
+    page.locator(".tool-call:focus").wait_for()
     assert focused(page)["name"] == "Tool call airalogy_search"
 
     # Switch to the other branch of the last answer.
@@ -133,7 +133,7 @@ def test_a_reviewer_s_round_with_the_keyboard_alone(
     tab_to(page, f"el.closest('#{answer['id']}') && el.textContent.trim() === 'Give feedback'")
     page.keyboard.press("Enter")
     assert page.locator(f"#{answer['id']} form").wait_for() is None
-    page.wait_for_function("document.activeElement && document.activeElement.type === 'radio'")
+    page.locator("input[type=radio]:focus").wait_for()
     assert focused(page)["type"] == "radio"
     page.keyboard.press("ArrowRight")  # Thumbs up, Neutral: the arrow keys move and choose.
     page.keyboard.press("ArrowLeft")
