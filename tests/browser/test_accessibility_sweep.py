@@ -69,7 +69,9 @@ ALLOWED: dict[str, str] = {}
 
 
 def site_page_names() -> set[str]:
-    """Every named pattern of the URLconf outside the admin and the API."""
+    """Every named pattern of the URLconf outside the admin and the API: the API answers JSON, not pages, and the
+    admin's pages are Django's few templates over every model, which its index, a changelist and a change form
+    (swept_pages) stand for."""
     names: set[str] = set()
 
     def walk(patterns: list[Any], namespace: str) -> None:
