@@ -195,6 +195,8 @@ MEDIA_ROOT = VAR_DIR / "media"
 # Local runs and tests serve static files straight from static/ and the apps; production runs collectstatic.
 WHITENOISE_USE_FINDERS = _LOCAL_RUN
 WHITENOISE_AUTOREFRESH = DEBUG
+# Files a browser asks for at the site's root (/favicon.ico), served as they are.
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chats:home"

@@ -4,12 +4,18 @@ their policy verdicts) and the ids injection contexts list. They change only thr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.template.loader import render_to_string
+
+if TYPE_CHECKING:
+    from django.contrib.admin.filters import _ListFilterChoices
+    from django.contrib.admin.views.main import ChangeList
 
 from chats.admin.base import ReadOnlyAdmin, YesNoFilter
 from chats.models import ContextArtifactId, Conversation, InjectedArtifact, Message, ToolCall
@@ -22,6 +28,18 @@ class HasToolCallsFilter(YesNoFilter):
     title = "has tool calls"
     parameter_name = "has_tool_calls"
     condition = Q(tool_call_count__gt=0)
+
+
+class NamedValuesFilter(admin.AllValuesFieldListFilter):
+    """Every value of a field, as the admin lists them, with the empty one named: a link needs words to be read."""
+
+    empty_label = "(none given)"
+
+    def choices(self, changelist: ChangeList) -> Iterator[_ListFilterChoices]:
+        for choice in super().choices(changelist):
+            if choice["display"] == "":
+                choice["display"] = self.empty_label
+            yield choice
 
 
 class AnsweredFilter(YesNoFilter):
@@ -74,7 +92,7 @@ class ConversationAdmin(ReadOnlyAdmin):
     list_select_related = ["source"]
     list_filter = [
         "source",
-        "model_name",
+        ("model_name", NamedValuesFilter),
         "input_format",
         "review_status",
         HasToolCallsFilter,

@@ -1,4 +1,5 @@
-// Keys on every page: "?" lists the keys, "n" opens the next unreviewed conversation of the queue.
+// Keys on every page: "?" lists the keys, "n" opens the next unreviewed conversation of the queue; what htmx
+// updates is announced, and focus is never left on nothing after an update.
 (function () {
   "use strict";
 
@@ -38,6 +39,25 @@
         window.location.assign(next.href);
       }
     }
+  });
+
+  // After an htmx update: say what it did through the page's polite live region (an element of the new content
+  // marked data-announce), and, when the update took away the element that had focus (the button that sent it),
+  // give focus to the new content: its [data-swap-focus] element, else its first control, else itself.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var root = event.target;
+    if (!root || root.nodeType !== 1 || !root.isConnected) return;
+    var news = root.matches("[data-announce]") ? root : root.querySelector("[data-announce]");
+    var announcer = document.getElementById("announcer");
+    if (news && announcer) announcer.textContent = news.textContent.trim();
+    var active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) return;
+    var target =
+      root.querySelector("[data-swap-focus]") ||
+      root.querySelector("input:not([type=hidden]), select, textarea, button, a[href]") ||
+      root;
+    if (target === root && !root.hasAttribute("tabindex")) root.setAttribute("tabindex", "-1");
+    target.focus();
   });
 
   // Shared with the page scripts: move focus among [data-nav-item] elements with j and k.

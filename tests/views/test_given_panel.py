@@ -133,9 +133,9 @@ def test_each_injection_marker_in_the_thread_carries_its_verdict(
     assert shown[PERMITTED].endswith("Permitted by the context")
     assert shown[DISABLED_RECORD].endswith("Policy violation: kind not enabled")
     assert shown[UNLISTED_DISCUSSION].endswith("Policy violation: not listed")
-    assert body.count('<div class="injection kind-record violation">') == 1
-    assert body.count('<div class="injection kind-discussion violation">') == 1
-    assert body.count('<div class="injection kind-protocol">') == 1
+    assert body.count('<div class="injection kind-record violation" role="group"') == 1
+    assert body.count('<div class="injection kind-discussion violation" role="group"') == 1
+    assert body.count('<div class="injection kind-protocol" role="group"') == 1
 
 
 def test_the_panel_shows_the_model_settings_times_scenario_tools_and_prompts(
