@@ -9,8 +9,8 @@ tolerate lag. The whole rule is here (docs/SCALING.md):
 - everything else reads the primary: sign-in, sessions, people, keys and sources, the admin, review queues, the
   audit log, and every read of a request that is not a lag-tolerant page;
 - every write goes to the primary. A request that wrote one of ``REPLICA_MODELS`` leaves, for
-  ``MASTERBRAIN_REPLICA_STICKY_SECONDS``, the primary's WAL position in the cache under its reader (its API key, or
-  its session): that reader's lag-tolerant reads stay on the primary until the replica has replayed past it.
+  ``MASTERBRAIN_REPLICA_STICKY_SECONDS``, the primary's WAL insert position in the cache under its reader (its API
+  key, or its session): that reader's lag-tolerant reads stay on the primary until the replica has replayed past it.
 
 Without a replica configured nothing here runs a query: every read and write goes to ``default``.
 """
@@ -206,7 +206,9 @@ def _replica_position() -> ReplicaPosition | None:
 
 def _remember_write(reader: str) -> None:
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute("SELECT pg_current_wal_lsn()::text")
+        # The insert position: past the commit just made even when it is not yet written out (synchronous_commit
+        # off), where pg_current_wal_lsn() could still be before it.
+        cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
         (position,) = cursor.fetchone()
     cache.set(reader, lsn(position), timeout=settings.MASTERBRAIN_REPLICA_STICKY_SECONDS)
 

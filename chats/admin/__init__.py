@@ -17,13 +17,14 @@ Where things live (importing this package registers every admin):
 - ``audit``: the audit log, and the read audit (who opened which conversation);
 - ``review``: team review queues, their rules, rubric versions, items, leases, reviews, resolutions and datasets,
   read-only;
+- ``jobs``: export jobs, their results' chunks and queue-rule runs, read-only;
 - ``users``: users, groups and the admin's own password change, audited;
 - ``signin``: failed sign-ins (django-axes' records) and unlocking a user name, audited.
 
 Tables shown inside a page are templates under ``templates/admin/chats/``.
 """
 
-from chats.admin import audit, conversations, feedback, receipts, review, signin, sources, users
+from chats.admin import audit, conversations, feedback, jobs, receipts, review, signin, sources, users
 from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "audit",
     "conversations",
     "feedback",
+    "jobs",
     "receipts",
     "review",
     "signin",

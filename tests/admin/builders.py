@@ -10,9 +10,10 @@ from django.contrib.auth.models import Group, User
 from chats.models import Conversation, Label, Source, ViewedVia
 from chats.roles import LEADS
 from chats.services.datasets import dataset_snapshot_create
+from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
-from chats.services.queue_rules import rule_create
+from chats.services.queue_rules import rule_create, rule_run_request
 from chats.services.reads import conversation_view_record
 from chats.services.review import (
     item_lease_next,
@@ -117,7 +118,11 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         assert item is not None
         review_save_draft(reviewer=reviewer, item=item, answers={"correct": "no"})
         item_resolve(actor=reviewer, item=item, answers={"correct": "yes"}, correction="<b>gold</b>")
-        rule_create(actor=lead, queue=queue, name=f"rule-{n}", filters={"source": source.name}, sample_rate="0.5")
+        rule = rule_create(
+            actor=lead, queue=queue, name=f"rule-{n}", filters={"source": source.name}, sample_rate="0.5"
+        )
+        rule_run_request(actor=lead, rule=rule)
+        export_job_create(actor=reviewer, requested_by=reviewer, format="openai", filters={"source": [source.name]})
         dataset_snapshot_create(actor=lead, name=f"dataset-{n}", queues=[queue], description="<i>untrusted</i>")
         conversation_view_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
         made["sources"].append(source)

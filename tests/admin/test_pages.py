@@ -17,6 +17,8 @@ from chats.models import (
     ConversationView,
     Dataset,
     DatasetItem,
+    ExportJob,
+    ExportJobPart,
     Feedback,
     FeedbackLabel,
     IngestionReceipt,
@@ -27,6 +29,7 @@ from chats.models import (
     Queue,
     QueueItem,
     QueueRule,
+    QueueRuleRun,
     ReceiptPayload,
     Resolution,
     Review,
@@ -67,6 +70,9 @@ CHANGELIST_QUERIES = {
     "dataset": 4,  # + count, datasets with their creator
     "datasetitem": 4,  # + count, items with dataset and conversation
     "conversationview": 4,  # + count, views with their viewer
+    "exportjob": 4,  # + count, jobs with who asked and their source
+    "exportjobpart": 4,  # + count, chunks with their job (sizes, not bytes)
+    "queuerulerun": 4,  # + count, runs with their rule and who asked
 }
 
 # Every change page: session, user, the object with its foreign keys, then:
@@ -95,6 +101,9 @@ CHANGE_PAGE_QUERIES = {
     "dataset": 5,  # its creator, its queues
     "datasetitem": 9,  # its dataset, conversation, queue item, queue, rubric version and lead
     "conversationview": 3,
+    "exportjob": 4,  # who asked (a person's job: no source, no key)
+    "exportjobpart": 4,  # its job
+    "queuerulerun": 5,  # its rule, who asked
 }
 
 MODELS: dict[str, Any] = {
@@ -122,6 +131,9 @@ MODELS: dict[str, Any] = {
     "dataset": Dataset,
     "datasetitem": DatasetItem,
     "conversationview": ConversationView,
+    "exportjob": ExportJob,
+    "exportjobpart": ExportJobPart,
+    "queuerulerun": QueueRuleRun,
 }
 
 

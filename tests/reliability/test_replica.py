@@ -84,7 +84,7 @@ class Pair:
 
     def primary_position(self) -> str:
         with self.primary.connect() as conn:
-            row = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()
+            row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()  # commits not yet written too
         assert row is not None
         return str(row[0])
 

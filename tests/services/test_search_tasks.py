@@ -92,24 +92,25 @@ def test_with_the_command_as_indexer_ingestion_leaves_the_vectors_stale(
 def broker(settings: Any) -> Iterator[redis.Redis]:
     """Tasks sent to a real Redis broker (nothing consumes them here), as the application sends them with
     CELERY_BROKER_URL set; the shared cache is Redis too, as in production."""
+    # Read before the settings change: the Celery application reads its configuration from them.
+    eager, url = celery_app.conf.task_always_eager, celery_app.conf.broker_url
     queue = redis.Redis.from_url(BROKER)
     queue.flushdb()
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": BROKER}}
-    eager, url = celery_app.conf.task_always_eager, celery_app.conf.broker_url
-    _connect(BROKER, eager=False)
+    app: Any = celery_app
+    _point(app, BROKER, eager=False)
     try:
         yield queue
     finally:
-        _connect(url, eager=eager)
+        _point(app, url, eager=eager)
         queue.flushdb()
+    assert celery_app.conf.task_always_eager == eager
 
 
-def _connect(url: str, *, eager: bool) -> None:
-    """Point the Celery application at `url`, dropping the connections it holds to another broker."""
-    app: Any = celery_app
+def _point(app: Any, url: str, *, eager: bool) -> None:
+    """Point the Celery application at `url`: its next connection and producer pools are that broker's."""
     app.conf.task_always_eager, app.conf.broker_url = eager, url
-    app.pool.force_close_all()
     app._pool = None
     app.amqp._producer_pool = None
 
