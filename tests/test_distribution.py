@@ -34,6 +34,7 @@ def test_the_schema_is_distributable_as_placed() -> None:
     assert schema_problems() == []
 
 
+@pytest.mark.django_db  # some checks of the models read the database
 def test_manage_py_check_refuses_a_schema_that_drifts(monkeypatch: pytest.MonkeyPatch) -> None:
     from django.core import checks
 

@@ -66,8 +66,9 @@ def test_the_answer_is_202_with_a_queued_receipt_per_document_and_the_receipts_s
         assert ingest_client.get(urls[0]).json()["outcome"] == "queued"
         assert ingest_client.get(urls[0]).json()["payload"] == GOOD
         assert not Conversation.objects.exists()
-    # The task's sending; then, inline, the search indexing that the task's ingestion schedules.
-    assert len(callbacks) == 2
+    # The task's sending; then, inline, the search indexing the task's ingestion schedules: once for its set-based
+    # batch on PostgreSQL, once per document stored (two) where documents are stored one by one.
+    assert len(callbacks) == 1 + (1 if connection.vendor == "postgresql" else 2)
 
     receipts = [ingest_client.get(url).json() for url in urls]
     assert [r["outcome"] for r in receipts] == ["created", "rejected", "created"]
