@@ -48,6 +48,7 @@ from chats.models import (
     Dataset,
     DatasetItem,
     ExportJob,
+    ExportJobPart,
     Feedback,
     FeedbackLabel,
     IngestionReceipt,
@@ -863,11 +864,13 @@ for _model in (*_TEAM_REVIEW_MODELS, "dataset", "datasetitem"):
         EXPECTED[f"admin:chats_{_model}_{_suffix}"] = EXPECTED[f"admin:chats_auditevent_{_suffix}"]
     EXPECTED[f"admin/chats/{_model}/<path:object_id>/"] = EXPECTED["admin/chats/auditevent/<path:object_id>/"]
 
-# Who opened which conversation, in the admin: read-only, and (like the labels given in feedback) no permission of
-# the Auditors group's (auditors read views on a conversation's Activity panel).
-for _suffix in ("changelist", "add", "change", "delete", "history"):
-    EXPECTED[f"admin:chats_conversationview_{_suffix}"] = EXPECTED[f"admin:chats_feedbacklabel_{_suffix}"]
-EXPECTED["admin/chats/conversationview/<path:object_id>/"] = EXPECTED["admin/chats/feedbacklabel/<path:object_id>/"]
+# Who opened which conversation, and the background jobs (export jobs, their results' chunks, queue-rule runs), in
+# the admin: read-only, and (like the labels given in feedback) no permission of the Auditors group's (auditors read
+# views on a conversation's Activity panel; a job is its asker's, on the export jobs page).
+for _model in ("conversationview", "exportjob", "exportjobpart", "queuerulerun"):
+    for _suffix in ("changelist", "add", "change", "delete", "history"):
+        EXPECTED[f"admin:chats_{_model}_{_suffix}"] = EXPECTED[f"admin:chats_feedbacklabel_{_suffix}"]
+    EXPECTED[f"admin/chats/{_model}/<path:object_id>/"] = EXPECTED["admin/chats/feedbacklabel/<path:object_id>/"]
 
 # --------------------------------------------------------------------------------------------------------------
 # The URL configuration, enumerated
@@ -1055,6 +1058,9 @@ def build_world() -> World:
         "chats.resolution": Resolution.objects.get(item=queue_item),
         "chats.dataset": dataset,
         "chats.datasetitem": DatasetItem.objects.get(dataset=dataset),
+        "chats.exportjob": export_job,
+        "chats.exportjobpart": ExportJobPart.objects.filter(job=export_job).first(),
+        "chats.queuerulerun": rule_run,
         "axes.accessattempt": AccessAttempt.objects.create(
             username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
         ),
