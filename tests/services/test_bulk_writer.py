@@ -217,3 +217,58 @@ def test_when_the_batch_fails_every_document_is_stored_one_by_one(monkeypatch):
 
     assert _outcomes(fast) == _outcomes(ordinary)
     assert_same_rows(snapshot(ordinary_source), snapshot(fast_source))
+
+
+def test_values_the_fast_json_encoder_refuses_are_stored_as_the_ordinary_path_stores_them(caplog):
+    ordinary_source = Source.objects.create(name="ordinary")
+    fast_source = Source.objects.create(name="fast")
+    # An integer beyond 64 bits (orjson refuses it), a float, text outside the BMP, escapes and a control character.
+    odd = {"big": 2**70, "negative": -(2**65), "ratio": 0.1, "tiny": 1e-300, "text": 'é😀\u2028"\\\t\x01'}
+    documents = [
+        {
+            "chat_id": "odd-values",
+            "model": "m",
+            "messages": [
+                {"role": "user", "content": "odd values", "metadata": odd},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+                    "x_extra": [odd],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": '{"n": 18446744073709551617}'},
+            ],
+        }
+    ]
+    ordinary = [conversation_ingest(source=ordinary_source, document=d) for d in copy.deepcopy(documents)]
+    fast = bulk_writer.conversations_ingest_bulk(source=fast_source, documents=documents)
+
+    assert not [r for r in caplog.records if r.name == "chats.services.bulk_writer"]  # no fallback
+    assert _outcomes(fast) == _outcomes(ordinary) and fast[0].outcome == "created"
+    assert_same_rows(snapshot(ordinary_source), snapshot(fast_source))
+    stored = Message.objects.get(conversation__source=fast_source, position=0)
+    assert isinstance(stored.raw, dict) and stored.raw["metadata"] == odd
+
+
+def test_the_collector_runs_again_after_a_batch_whether_it_succeeds_or_fails(monkeypatch):
+    import gc
+
+    source = Source.objects.create(name="fast")
+    seen: list[bool] = []
+    original = bulk_writer._write_batch
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(bulk_writer, "_write_batch", watched)
+    bulk_writer.conversations_ingest_bulk(source=source, documents=_documents(count=5))
+    assert seen == [False] and gc.isenabled()
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(bulk_writer, "_ingest", fail)
+    with pytest.raises(RuntimeError):
+        bulk_writer.conversations_ingest_bulk(source=source, documents=_documents(count=5))
+    assert gc.isenabled()
