@@ -159,8 +159,12 @@ def machine() -> list[tuple[str, str]]:
     ]
 
 
-def create_database(base: str) -> str:
+def create_database(base: str, *, keep: bool = False) -> str:
+    """A fresh benchmark database; with ``keep``, the one a kept run left (migrated again), made if there is none."""
     with psycopg.connect(database_url(base, "postgres"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone()
+        if exists and keep:
+            return database_url(base, BENCH_DB)
         conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {BENCH_DB}")
     return database_url(base, BENCH_DB)
@@ -721,6 +725,21 @@ def load_scale(table: Table, scale: Scale, url: str) -> int:
     per_conversation = 20
     conversations = max(scale.scale_messages // per_conversation, 1)
     with psycopg.connect(url) as conn:
+        kept = conn.execute(
+            "SELECT s.id, (SELECT count(*) FROM chats_conversation c WHERE c.source_id = s.id) "
+            "FROM chats_source s WHERE s.name = 'scale'"
+        ).fetchone()
+        if kept is not None:
+            # A database kept by --keep-database: its P4 rows are read again rather than loaded again.
+            if kept[1] != conversations:
+                raise SystemExit(
+                    f"the kept database holds {kept[1]:,} P4 conversations, not {conversations:,}: "
+                    "run once without --keep-database to start afresh"
+                )
+            conn.execute("ANALYZE")
+            total = int(conn.execute("SELECT count(*) FROM chats_message").fetchone()[0])  # type: ignore[index]
+            table.add("P4 rows kept from an earlier run", f"{total:,} messages in all, {conversations:,} conversations")
+            return int(kept[0])
         inserted = conn.execute(
             "INSERT INTO chats_source (name, description, is_active, created_at) VALUES ('scale', '', true, now()) RETURNING id"
         ).fetchone()
@@ -1141,6 +1160,11 @@ def main() -> int:
         "--skip", default="", help="comma-separated parts to skip: p3, p4, audit, p5, p6, memory, index, l1"
     )
     parser.add_argument("--only", choices=["p4"], help="run this part alone (p4: load the P4 tables and read them)")
+    parser.add_argument(
+        "--keep-database",
+        action="store_true",
+        help="keep the database at the end, and reuse one kept before (with --only p4: its P4 rows, not loaded again)",
+    )
     args = parser.parse_args()
     scale = scale_from(args.scale)
     if not re.fullmatch(r"[a-z_][a-z0-9_]*_bench[a-z0-9_]*", args.database_name):
@@ -1151,7 +1175,9 @@ def main() -> int:
         parser.error("the benchmark runs against a local PostgreSQL only")
     cores = os.cpu_count() or 1
     table = Table()
-    url = create_database(args.database_url)
+    if args.keep_database and args.only != "p4":
+        parser.error("--keep-database goes with --only p4 (the other parts count on a fresh database)")
+    url = create_database(args.database_url, keep=args.keep_database)
     env = server_env(url)
     env["ALLOWED_HOSTS"] += ",testserver"  # this process also serves P3 and P4 through Django's test client
     os.environ.update(env)
@@ -1314,7 +1340,8 @@ def main() -> int:
             from django.db import connections as django_connections
 
             django_connections.close_all()
-        drop_database(args.database_url)
+        if not args.keep_database:
+            drop_database(args.database_url)
 
 
 if __name__ == "__main__":

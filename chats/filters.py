@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import django_filters
@@ -37,6 +38,7 @@ from chats.models import (
     Source,
     ToolCall,
 )
+from chats.widgets import FilterForm
 
 BOOLEAN_CHOICES = [("", "Any"), ("true", "Yes"), ("false", "No")]
 
@@ -167,7 +169,15 @@ def _start_of(day: dt.date) -> dt.datetime:
 SEARCH_PROBE_LIMIT = 2000
 
 
-def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet[Conversation]:
+@dataclass(frozen=True, slots=True)
+class BoundedCount:
+    """A count read up to a bound: exact when ``more`` is false, else only "more than ``count``"."""
+
+    count: int
+    more: bool
+
+
+def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> tuple[QuerySet[Conversation], BoundedCount]:
     """Conversations whose stored vector (`chats.services.search.search_index`) matches a web-style query, and the
     stale ones (ingested since the indexer last ran) whose text does, read from their messages as the indexer would.
 
@@ -178,6 +188,9 @@ def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet
     exactly those rows by primary key and sorts them (the ids are wrapped in a subquery so that the planner
     cannot turn back to the time index). When there are more, the word is common enough that walking the time
     index finds a page of matches quickly.
+
+    The probe is also how many conversations match (with the other filters): exact up to SEARCH_PROBE_LIMIT,
+    "more than" past it, at no cost of its own (an exact count(*) of a common word would read every match).
     """
     query = SearchQuery(value, config="english", search_type="websearch")
     # Both probes read only what the caller may see (``queryset`` is scoped to it, and filtered): neither their
@@ -185,11 +198,13 @@ def _full_text_matches(queryset: QuerySet[Conversation], value: str) -> QuerySet
     stale = _stale_matches(queryset, value)
     ids = list(queryset.filter(search_vector=query).order_by().values_list("id", flat=True)[: SEARCH_PROBE_LIMIT + 1])
     if len(ids) <= SEARCH_PROBE_LIMIT:
-        return queryset.extra(
+        matches = sorted(set(ids) | set(stale))
+        found = queryset.extra(
             where=["chats_conversation.id = ANY(ARRAY(SELECT unnest(%s::bigint[])))"],
-            params=[sorted(set(ids) | set(stale))],
+            params=[matches],
         )
-    return queryset.filter(Q(search_vector=query) | Q(id__in=stale))
+        return found, BoundedCount(len(matches), more=False)
+    return queryset.filter(Q(search_vector=query) | Q(id__in=stale)), BoundedCount(SEARCH_PROBE_LIMIT, more=True)
 
 
 def _stale_matches(queryset: QuerySet[Conversation], value: str) -> list[int]:
@@ -306,9 +321,13 @@ class ConversationFilter(django_filters.FilterSet):
     )
     q = django_filters.CharFilter(method="filter_search", label="Search message text")
 
+    # How many conversations a search (?q=) matched, once the list is read (PostgreSQL; None otherwise).
+    search_count: BoundedCount | None = None
+
     class Meta:
         model = Conversation
         fields: list[str] = []
+        form = FilterForm
 
     def __init__(
         self,
@@ -410,7 +429,8 @@ class ConversationFilter(django_filters.FilterSet):
         if not value:
             return queryset
         if connection.vendor == "postgresql":
-            return _full_text_matches(queryset, value)
+            found, self.search_count = _full_text_matches(queryset, value)
+            return found
         return queryset.filter(
             Exists(Message.objects.filter(conversation=OuterRef("pk"), text__icontains=value))
             | Q(title__icontains=value)

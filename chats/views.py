@@ -49,7 +49,8 @@ from chats.selectors.artifacts import (
     listed_only_conversations,
     payload_diff,
 )
-from chats.selectors.conversations import conversation_page, next_in_queue
+from chats.selectors.conversations import conversation_list as list_columns
+from chats.selectors.conversations import conversation_page, next_in_queue, not_indexed_count
 from chats.selectors.dashboard import dashboard_read
 from chats.selectors.exports import BULK_EXPORT_FORMATS
 from chats.selectors.feedback import feedback_for_target
@@ -138,7 +139,9 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 @reviewer_page()
 def conversation_list(request: HttpRequest) -> HttpResponse:
-    filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.select_related("source"))
+    # A person reads every source's conversations (API keys are the ones scoped to a source).
+    conversations = Conversation.objects.all()
+    filterset = ConversationFilter(request.GET or None, queryset=list_columns(conversations))
     oldest_first, after, before = ListPageForm(request.GET).values()
     page = conversation_page(filterset.qs, after=after, before=before, oldest_first=oldest_first)
     list_query = _list_query(request.GET)
@@ -152,6 +155,9 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "list_query": list_query,
             "oldest_first": oldest_first,
             "has_filters": bool(list_query),
+            # A search's matches, counted up to a bound; the conversations search reads without their vectors.
+            "search_count": filterset.search_count,
+            "not_indexed": not_indexed_count(conversations),
             # Leads add the filters' conversations (or the selected rows) to a queue.
             "can_lead": can_lead,
             "queues": queue_choices() if can_lead else [],

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from django.db.models import F, Q, QuerySet
 
+from chats.filters import BoundedCount
 from chats.ingest import canonical as c
 from chats.models import ContextArtifactId, Conversation, Feedback, InjectedArtifact, Message, ReviewStatus, ToolCall
 from chats.selectors.exports import Branch, canonical_artifact
@@ -28,6 +29,20 @@ LIST_DEFERRED = ("search_vector", "metadata", "scenario", "injection_context", "
 def conversation_list(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
     """``queryset`` as a list shows it: with the source's name, without the heavy columns."""
     return queryset.select_related("source").defer(*LIST_DEFERRED)
+
+
+# The list counts the conversations not indexed yet up to this many ("more than 1,000" past it).
+NOT_INDEXED_LIMIT = 1000
+
+
+def not_indexed_count(queryset: QuerySet[Conversation]) -> BoundedCount:
+    """How many conversations of ``queryset`` (those the caller may see) wait for their search vectors
+    (chats.services.search): one query that reads at most NOT_INDEXED_LIMIT + 1 rows of the partial index on
+    stale rows, so it costs what the indexer's backlog does, never the table, and stops there."""
+    count = queryset.filter(search_stale=True).order_by()[: NOT_INDEXED_LIMIT + 1].count()
+    if count > NOT_INDEXED_LIMIT:
+        return BoundedCount(NOT_INDEXED_LIMIT, more=True)
+    return BoundedCount(count, more=False)
 
 
 def conversation_one(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:

@@ -69,4 +69,4 @@ def test_a_malformed_model_setting_is_shown_next_to_its_field(client: Client, re
 
     assert response.status_code == 200
     html = response.content.decode()
-    assert 'id="id_model_setting-error"' in html and "expected key=value" in html
+    assert 'id="id_model_setting_error"' in html and "expected key=value" in html
