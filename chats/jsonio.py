@@ -48,14 +48,23 @@ def loads(data: str | bytes) -> Any:
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def dumps(value: Any) -> str:
-    """A compact JSON text of a decoded value, for a JSON column written by COPY (the database parses it again, so
-    only its meaning counts, not its spelling). orjson writes it several times faster than the standard library;
-    what orjson refuses (an integer beyond 64 bits, a lone surrogate) takes the standard library's encoder.
+def dump_bytes(value: Any) -> bytes:
+    """A compact JSON text of a decoded value in UTF-8, for a JSON column written by COPY (the database parses it
+    again, so only its meaning counts, not its spelling). orjson writes it several times faster than the standard
+    library; what orjson refuses (an integer beyond 64 bits, a lone surrogate) takes the standard library's encoder.
     """
     try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        # A lone surrogate has no UTF-8 form: the database refuses the bytes, as it refuses them in any column.
+        return _compact(value).encode(errors="surrogatepass")
+
+
+def dumps(value: Any) -> str:
+    """`dump_bytes` as text."""
+    try:
         return orjson.dumps(value).decode()
-    except (orjson.JSONEncodeError, UnicodeDecodeError):
+    except orjson.JSONEncodeError:
         return _compact(value)
 
 
@@ -217,7 +226,6 @@ def _skip_container(data: bytes, position: int) -> int:
 
 
 _NOT_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")
-_LINE_BREAK = re.compile(rb"[\r\n]")
 
 
 def count_lines(data: bytes, *, stop_after: int) -> int:
@@ -231,8 +239,18 @@ def count_lines(data: bytes, *, stop_after: int) -> int:
         if found is None:
             break
         count += 1
-        line_break = _LINE_BREAK.search(data, found.end())
-        if line_break is None:
+        position = _line_end(data, found.end())
+        if position < 0:
             break
-        position = line_break.end()
     return count
+
+
+def _line_end(data: bytes, start: int) -> int:
+    """Where the line running at ``start`` ends, past its line break (\\n, \\r or \\r\\n); -1 at the last line.
+    bytes.find is a memchr; the carriage return is looked for only before the next newline, so that a body
+    without any costs no scan to its end per line."""
+    newline = data.find(b"\n", start)
+    carriage_return = data.find(b"\r", start, newline if newline >= 0 else len(data))
+    if carriage_return >= 0:
+        return carriage_return + 1
+    return newline + 1 if newline >= 0 else -1

@@ -41,6 +41,7 @@ from typing import Any
 import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
+from psycopg.types.json import Jsonb, set_json_dumps
 
 from chats import jsonio
 from chats.ingest import identity, planner, plans
@@ -356,15 +357,39 @@ def _copy(
     json_columns: frozenset[str],
     nullable_json: frozenset[str] = frozenset(),
 ) -> None:
-    """COPY rows in; JSON columns are written as their text (SQL NULL for None where the column allows it)."""
-    positions = [(index, name in nullable_json) for index, name in enumerate(columns) if name in json_columns]
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+    """COPY rows in, in PostgreSQL's binary format: each value goes as its bytes and a length, so that neither side
+    escapes or unescapes the kilobytes of a tool result character by character, as the text format does. JSON
+    columns take the Python value, written by ``jsonio.dump_bytes``; a None is SQL NULL where the column allows it
+    and JSON null elsewhere."""
+    json_null = [index for index, name in enumerate(columns) if name in json_columns and name not in nullable_json]
+    set_json_dumps(jsonio.dump_bytes, context=cursor)
+    types = _column_types(cursor, table, columns)
+    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(types)
         for row in rows:
-            values = list(row)
-            for index, nullable in positions:
-                value = values[index]
-                values[index] = None if value is None and nullable else _json_encode(value)
-            copy.write_row(values)
+            if json_null:
+                values = list(row)
+                for index in json_null:
+                    if values[index] is None:
+                        values[index] = Jsonb(None)
+                copy.write_row(values)
+            else:
+                copy.write_row(row)
+
+
+_TYPES: dict[str, dict[str, int]] = {}
+
+
+def _column_types(cursor: psycopg.Cursor[Any], table: str, columns: Sequence[str]) -> list[int]:
+    """The type of each column, as the binary COPY needs it (read from the catalog once per table and process)."""
+    if table not in _TYPES:
+        cursor.execute(
+            "SELECT attname, atttypid::integer FROM pg_attribute "
+            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+            [table],
+        )
+        _TYPES[table] = dict(cursor.fetchall())
+    return [_TYPES[table][name] for name in columns]
 
 
 def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) -> None:
