@@ -17,6 +17,7 @@ from chats.filters import MODEL_SETTING_PATTERN, ExportFilter, ModelSettingFilte
 
 NDJSON = "application/x-ndjson"
 OMITTED_HEADER = "X-Export-Omitted"
+NOT_INDEXED_HEADER = "X-Search-Not-Indexed"
 
 
 class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]  # its __init_subclass__ is untyped
@@ -85,7 +86,9 @@ conversations = extend_schema_view(
         operation_id="conversations_list",
         summary="List conversations",
         description="Newest first (by last activity, then id), with the same filters as the review pages and "
-        "full-text `q`. Cursor pagination: follow `next` and `previous`.",
+        "full-text `q`. Cursor pagination: follow `next` and `previous`. The response header "
+        f"`{NOT_INDEXED_HEADER}` says how many of the caller's conversations wait for their search vectors "
+        "(`q` reads their messages directly meanwhile): a number, or `1000+` past a thousand.",
         parameters=[
             OpenApiParameter(
                 "model_setting",
@@ -93,7 +96,15 @@ conversations = extend_schema_view(
                 pattern=MODEL_SETTING_PATTERN,
                 description="A setting of the model as given, `key=value` (the value read as JSON when it is JSON), "
                 "for example `enable_thinking=true`",
-            )
+            ),
+            OpenApiParameter(
+                NOT_INDEXED_HEADER,
+                str,
+                location=OpenApiParameter.HEADER,
+                response=[200],
+                description="How many of the caller's conversations are not indexed for search yet (`1000+` past "
+                "a thousand).",
+            ),
         ],
         responses={200: serializers.ConversationListSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
     ),

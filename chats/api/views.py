@@ -45,7 +45,12 @@ from chats.selectors.artifacts import (
     artifact_uses,
     artifact_versions,
 )
-from chats.selectors.conversations import conversation_detail, conversation_list, conversation_one
+from chats.selectors.conversations import (
+    conversation_detail,
+    conversation_list,
+    conversation_one,
+    not_indexed_count,
+)
 from chats.selectors.exports import bulk_export, conversation_to_canonical
 from chats.selectors.feedback import feedback_list, feedback_target, labels_named
 from chats.services import feedback as feedback_services
@@ -88,6 +93,12 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
     def filter_queryset[Row](self, queryset: QuerySet[Conversation, Row]) -> QuerySet[Conversation, Row]:
         # The filters choose which conversations a list holds; they never hide the one a detail URL names.
         return super().filter_queryset(queryset) if self.action == "list" else queryset
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().list(request, *args, **kwargs)
+        waiting = not_indexed_count(scope_to_caller(request, Conversation.objects.all()))
+        response[schema.NOT_INDEXED_HEADER] = f"{waiting.count}+" if waiting.more else str(waiting.count)
+        return response
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         branch = _valid(serializers.BranchQuery, request.query_params)["branch"]
