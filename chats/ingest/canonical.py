@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 FORMATS = ("openai", "chat_document", "record_qa", "chat_history", "chat_graph", "chatgpt_export", "openwebui")
 
 PART_TYPES = ("text", "image", "audio", "file", "refusal", "unknown")
@@ -160,10 +162,28 @@ def own_digest(message: Message) -> bytes:
     content (timestamps, unknown keys), so that one message logged in two formats has one digest.
     """
     calls = [[call.type, call.name, call.arguments] for call in message.tool_calls]
-    text = canonical_json([message.role, message.name, message.parts, message.reasoning, calls])
-    # surrogatepass: a lone surrogate ("\ud800" in the JSON) has no UTF-8 form; the service refuses such
-    # documents, but the parser must still give them a key rather than fail.
-    return hashlib.sha256(text.encode(errors="surrogatepass")).digest()
+    value = [message.role, message.name, message.parts, message.reasoning, calls]
+    return hashlib.sha256(_canonical_bytes(value, strings_only=_strings_only(message.parts))).digest()
+
+
+def _strings_only(parts: list[dict[str, Any]]) -> bool:
+    """Whether every value of every part is a string (text parts, image URLs): then so is everything `own_digest`
+    encodes, since roles, names, reasoning and a call's type, name and arguments are strings."""
+    return all(type(value) is str for part in parts for value in part.values())
+
+
+def _canonical_bytes(value: Any, *, strings_only: bool) -> bytes:
+    """`canonical_json` of ``value`` in UTF-8. A value made of strings, lists and objects of strings is written by
+    orjson, whose text for those is byte for byte the standard library's with sorted keys and unicode kept (its
+    numbers are not: 1e-07 is 1e-7 there, so anything holding a number takes the standard library).
+    surrogatepass: a lone surrogate ("\ud800" in the JSON) has no UTF-8 form; orjson refuses it and the service
+    refuses such documents, but the parser must still give them a key rather than fail."""
+    if strings_only:
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:
+            pass
+    return canonical_json(value).encode(errors="surrogatepass")
 
 
 def content_key(parent: uuid.UUID | None, message: Message) -> uuid.UUID:
