@@ -56,7 +56,8 @@ SEARCH_DOCUMENT_SQL = (
 
 class Conversation(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="conversations")
+    # No index of its own: the unique (source, external id digest) index starts with it.
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="conversations", db_index=False)
     # Whatever the input calls the conversation, never cut short; identity is (source, a digest of it), so that
     # ids of any length are told apart by an index of fixed width.
     external_id = models.TextField()
@@ -183,7 +184,9 @@ class Section(models.TextChoices):
 
 
 class Message(models.Model):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    # No index of its own: the unique (conversation, position) index starts with it and serves every lookup by
+    # it, and each index is paid for by every message ingested.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages", db_index=False)
     key = models.TextField()  # the first identity it came with: an input id, or "h:" and its content key
     # A digest of the message's own content and its parent's content key: the same path of messages has the same
     # key in every format. Finds the conversation of a document that carries no id.
@@ -245,8 +248,9 @@ class Message(models.Model):
 
 
 class ToolCall(models.Model):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="tool_calls")
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="tool_calls")
+    # No indexes of their own: the unique (conversation, call id) and the (message, index) indexes start with them.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="tool_calls", db_index=False)
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="tool_calls", db_index=False)
     call_id = models.TextField()
     index = models.PositiveIntegerField(default=0)
     type = models.CharField(max_length=32, default="function")
@@ -314,7 +318,8 @@ class ContextIdState(models.TextChoices):
 
 
 class InjectedArtifact(models.Model):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="artifacts")
+    # No index of its own: the unique (conversation, call, artifact id) index starts with it.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="artifacts", db_index=False)
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="artifacts")
     tool_call = models.ForeignKey(ToolCall, on_delete=models.CASCADE, related_name="artifacts")
     kind = models.CharField(max_length=16, choices=ArtifactKind.choices)

@@ -129,7 +129,8 @@ class IngestionReceipt(models.Model):
     and what came out."""
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="receipts")
+    # No index of its own: the (source, created_at) index starts with it.
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="receipts", db_index=False)
     api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     conversation = models.ForeignKey(
         Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="receipts"
