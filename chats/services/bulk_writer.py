@@ -41,7 +41,9 @@ from typing import Any
 import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
-from psycopg.types.json import Jsonb, set_json_dumps
+from psycopg import postgres
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 
 from chats import jsonio
 from chats.ingest import identity, planner, plans
@@ -349,6 +351,22 @@ def _allocate(cursor: psycopg.Cursor[Any], table: str, count: int) -> list[int]:
     return sorted(row[0] for row in cursor.fetchall())
 
 
+class _JsonbBinaryDumper(Dumper):
+    """A jsonb value in the binary format (a version byte, then the text) from the decoded value, written by
+    ``jsonio.dump_bytes`` in one call; ``_JSON_NULL`` stands for JSON null where None means SQL NULL."""
+
+    format = Format.BINARY
+    oid = postgres.types["jsonb"].oid
+
+    def dump(self, obj: Any) -> bytes:
+        if obj is _JSON_NULL:
+            return b"\x01null"
+        return b"\x01" + jsonio.dump_bytes(obj)
+
+
+_JSON_NULL = object()
+
+
 def _copy(
     cursor: psycopg.Cursor[Any],
     table: str,
@@ -359,10 +377,9 @@ def _copy(
 ) -> None:
     """COPY rows in, in PostgreSQL's binary format: each value goes as its bytes and a length, so that neither side
     escapes or unescapes the kilobytes of a tool result character by character, as the text format does. JSON
-    columns take the Python value, written by ``jsonio.dump_bytes``; a None is SQL NULL where the column allows it
-    and JSON null elsewhere."""
+    columns take the Python value; a None is SQL NULL where the column allows it and JSON null elsewhere."""
     json_null = [index for index, name in enumerate(columns) if name in json_columns and name not in nullable_json]
-    set_json_dumps(jsonio.dump_bytes, context=cursor)
+    cursor.adapters.register_dumper(None, _JsonbBinaryDumper)
     types = _column_types(cursor, table, columns)
     with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types(types)
@@ -371,7 +388,7 @@ def _copy(
                 values = list(row)
                 for index in json_null:
                     if values[index] is None:
-                        values[index] = Jsonb(None)
+                        values[index] = _JSON_NULL
                 copy.write_row(values)
             else:
                 copy.write_row(row)
