@@ -22,6 +22,7 @@ from chats.selectors.artifacts import (
     ArtifactFilters,
 )
 from chats.selectors.conversations import decode_cursor
+from chats.selectors.threads import WINDOW_LIMIT_MAX
 
 SCORE_CHOICES = [("", "No score"), *[(str(value), label) for value, label in reversed(Score.choices)]]
 
@@ -75,6 +76,10 @@ class ThreadForm(forms.Form):
     """GET parameters of the thread page (the list filters it carries are read by ConversationFilter)."""
 
     at = forms.IntegerField(required=False, min_value=1)
+    # The window of the path to show (chats.selectors.threads.path_window): after a position, or around a message.
+    after = forms.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
+    around = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    limit = forms.IntegerField(required=False, min_value=1, max_value=WINDOW_LIMIT_MAX)
 
 
 class ArtifactListForm(forms.Form):

@@ -9,6 +9,7 @@ urlpatterns = [
     path("conversations/", views.conversation_list, name="conversation_list"),
     path("conversations/next/", views.next_unreviewed, name="next_unreviewed"),
     path("conversations/<uuid:uuid>/", views.thread, name="thread"),
+    path("conversations/<uuid:uuid>/messages/", views.thread_messages, name="thread_messages"),
     path("conversations/<uuid:uuid>/feedback/", views.feedback_save, name="feedback_save"),
     path("conversations/<uuid:uuid>/feedback/form/", views.feedback_form, name="feedback_form"),
     path(

@@ -56,7 +56,7 @@ from chats.selectors.exports import BULK_EXPORT_FORMATS
 from chats.selectors.feedback import feedback_for_target
 from chats.selectors.given import given_read
 from chats.selectors.review import queue_choices
-from chats.selectors.threads import thread_read
+from chats.selectors.threads import WINDOW_BYTES, WINDOW_SIZE, Thread, thread_read
 from chats.services import branches as branch_services
 from chats.services import feedback as feedback_services
 from chats.services import review as review_services
@@ -192,37 +192,89 @@ def next_unreviewed(request: HttpRequest) -> HttpResponse:
     return redirect(found.get_absolute_url() + (f"?{list_query}" if list_query else ""))
 
 
+def _path_query(request: HttpRequest, at: int | None) -> str:
+    """The list filters and the branch shown: what every link to another window of the same path keeps."""
+    return "&".join(part for part in (_list_query(request.GET), urlencode({"at": at}) if at else "") if part)
+
+
+def _thread_context(request: HttpRequest, conversation: Conversation, data: Thread) -> dict[str, Any]:
+    """What the message list needs, on the page and in a chunk of it."""
+    path_query = _path_query(request, data.at)
+    page_url = conversation.get_absolute_url()
+    return {
+        "conversation": conversation,
+        "thread": data,
+        "list_query": _list_query(request.GET),
+        # Links to a message outside the window: the page around it (the script loads it in place instead).
+        "path_query": path_query,
+        "thread_query": path_query,
+        # ?feedback=<message id or "conversation">: the feedback form to show open (the no-JavaScript way to it).
+        "open_feedback": request.GET.get("feedback", ""),
+        "urls": _feedback_urls(conversation),
+        "next_url": f"{page_url}?{path_query}" if path_query else page_url,
+        "chunk_url": reverse("chats:thread_messages", args=[conversation.uuid]),
+        "can_write": roles_of(request).can_write,
+    }
+
+
 @require_GET
 @reviewer_page()
 def thread(request: HttpRequest, uuid: str) -> HttpResponse:
+    """The thread's first window (or the one ?after= or ?around= names; a branch, ?at=, opens around the message
+    it was chosen through): the rest comes in chunks (thread_messages) as the reader scrolls or jumps."""
     conversation = get_object_or_404(Conversation.objects.select_related("source"), uuid=uuid)
     conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
-    roles = roles_of(request)
     form = ThreadForm(request.GET)
-    at = form.cleaned_data["at"] if form.is_valid() else None
-    data = thread_read(conversation, user=request.user, at=at)
-    list_query = _list_query(request.GET)
-    # ?feedback=<message id or "conversation">: the feedback form to show open (the no-JavaScript way to it).
-    thread_query = urlencode([(k, v) for k, v in request.GET.items() if k != "feedback"])
-    return render(
-        request,
-        "chats/thread.html",
-        {
-            "conversation": conversation,
-            "thread": data,
-            "given": given_read(data),
-            "list_query": list_query,
-            "thread_query": thread_query,
-            "open_feedback": request.GET.get("feedback", ""),
-            "urls": _feedback_urls(conversation),
-            "next_url": f"{request.path}?{thread_query}" if thread_query else request.path,
-            "can_write": roles.can_write,
-            # Auditors and staff only: for anyone else its queries are not even run.
-            "activity": activity_read(conversation) if roles.can_audit else None,
-            "active_nav": "conversations",
-        },
-        using="jinja2",
+    form.is_valid()  # a parameter that is not valid is left out; the others still apply
+    params = form.cleaned_data
+    at, after = params.get("at"), params.get("after")
+    data = thread_read(
+        conversation,
+        user=request.user,
+        at=at,
+        after=after,
+        around=params.get("around") or (at if after is None else None),
+        limit=WINDOW_SIZE,
+        byte_budget=WINDOW_BYTES,
     )
+    context = _thread_context(request, conversation, data)
+    window = data.window
+    context.update(
+        {
+            "given": given_read(data),
+            # The no-JavaScript links to the windows before and after this one.
+            "before_after": window.start - 1 - WINDOW_SIZE if window.start - 1 - WINDOW_SIZE >= 0 else None,
+            # Auditors and staff only: for anyone else its queries are not even run.
+            "activity": activity_read(conversation) if roles_of(request).can_audit else None,
+            "active_nav": "conversations",
+        }
+    )
+    return render(request, "chats/thread.html", context, using="jinja2")
+
+
+@require_GET
+@reviewer_page()
+def thread_messages(request: HttpRequest, uuid: str) -> HttpResponse:
+    """A window of the thread as the page's list items (?after=<position>&limit=, or ?around=<message id>; ?at= for
+    another branch), for the page's script to insert where the reader scrolls or jumps to."""
+    conversation = get_object_or_404(Conversation.objects.select_related("source"), uuid=uuid)
+    form = ThreadForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
+    conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
+    params = form.cleaned_data
+    data = thread_read(
+        conversation,
+        user=request.user,
+        at=params["at"],
+        after=params["after"],
+        around=params["around"],
+        limit=params["limit"] or WINDOW_SIZE,
+        byte_budget=WINDOW_BYTES,
+    )
+    if params["around"] is not None and data.window.around is None:
+        raise Http404("That message is not on the path shown.")
+    return render(request, "chats/_messages.html", _thread_context(request, conversation, data), using="jinja2")
 
 
 # --------------------------------------------------------------------------------------------------------------

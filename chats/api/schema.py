@@ -113,7 +113,10 @@ conversations = extend_schema_view(
         summary="Read a conversation",
         description="The conversation with its messages along the active path (`?branch=all`: every branch, in "
         "order of arrival), each with its tool calls (linked to the tool message answering them), the injected "
-        "artifacts, and the feedback on the listed messages and on the conversation.",
+        "artifacts, and the feedback on the listed messages and on the conversation. A long thread can be read "
+        "in windows of the active path: `?limit=` (the first window), then `?after=<window.next_after>` (or "
+        "follow `window.next`) until `window.next` is null; each window costs the same whatever the thread's "
+        "size. Without `after` nor `limit`, the whole path (or tree) is listed and `window` is left out.",
         parameters=[serializers.BranchQuery],
         responses={200: serializers.ConversationDetailSerializer, **BAD_REQUEST, **READ_ERRORS, **NOT_FOUND},
     ),

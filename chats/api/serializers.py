@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.utils.urls import replace_query_param
 
 from chats.export import FORMATS
 from chats.models import (
@@ -24,6 +25,7 @@ from chats.models import (
 )
 from chats.selectors.artifacts import ARTIFACT_SORTS, DEFAULT_ARTIFACT_SORT, MAX_ARTIFACT_PAGE
 from chats.selectors.exports import BULK_EXPORT_FORMATS, TRAINING
+from chats.selectors.threads import WINDOW_LIMIT_MAX, WINDOW_SIZE, PathWindow
 
 
 class WrapperSerializer(serializers.Serializer[Any]):
@@ -288,8 +290,28 @@ class FeedbackSerializer(serializers.Serializer[Any]):
         return [label.name for label in feedback.labels.all()]
 
 
+class ThreadWindowSerializer(serializers.Serializer[Any]):
+    start = serializers.IntegerField(help_text="The position of the window's first message (0-based).")
+    end = serializers.IntegerField(help_text="The position after its last message.")
+    total = serializers.IntegerField(help_text="How many messages the whole active path holds.")
+    next_after = serializers.IntegerField(
+        allow_null=True, help_text="The `after` of the next window; null at the end of the path."
+    )
+    next = serializers.SerializerMethodField(help_text="The URL of the next window; null at the end of the path.")
+
+    def get_next(self, window: PathWindow) -> str | None:
+        request = self.context.get("request")
+        if window.next_after is None or request is None:
+            return None
+        url = replace_query_param(request.build_absolute_uri(), "after", window.next_after)
+        return str(url)
+
+
 class ConversationDetailSerializer(WrapperSerializer, ConversationListSerializer):
-    wraps, own_fields = "conversation", frozenset({"branch", "messages", "artifacts", "feedback", "context_ids"})
+    wraps, own_fields = (
+        "conversation",
+        frozenset({"branch", "messages", "artifacts", "feedback", "context_ids", "window"}),
+    )
 
     model_config = serializers.JSONField(allow_null=True, help_text="The model as given (a string or an object).")
     branch = serializers.ChoiceField(choices=["active", "all"], help_text="Which messages are listed.")
@@ -300,6 +322,10 @@ class ConversationDetailSerializer(WrapperSerializer, ConversationListSerializer
         many=True,
         help_text="Every artifact id the Record QA injection context lists (whatever the branch), with what became "
         "of it; empty when there is no context.",
+    )
+    window = ThreadWindowSerializer(
+        required=False,
+        help_text="Only with `?after=` or `?limit=`: which part of the active path is listed, and how to read on.",
     )
 
     class Meta(ConversationListSerializer.Meta):
@@ -316,8 +342,15 @@ class ConversationDetailSerializer(WrapperSerializer, ConversationListSerializer
             "artifacts",
             "context_ids",
             "feedback",
+            "window",
         ]
         read_only_fields = fields
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        if data.get("window") is None:  # the whole thread, as before windows existed
+            data.pop("window", None)
+        return data
 
 
 class LabelSerializer(serializers.ModelSerializer[Any]):
@@ -447,6 +480,25 @@ class BranchQuery(serializers.Serializer[Any]):
     branch = serializers.ChoiceField(
         choices=["active", "all"], default="active", help_text="active (default): the active path; all: the tree."
     )
+    after = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=2**31 - 1,
+        help_text="A window of the active path: the messages after this position (0-based along the path), as "
+        "`window.next_after` gives it. Without `after` nor `limit`, the whole path.",
+    )
+    limit = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=WINDOW_LIMIT_MAX,
+        help_text=f"A window of the active path of at most this many messages (1 to {WINDOW_LIMIT_MAX}; "
+        f"{WINDOW_SIZE} when only `after` is given).",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["branch"] == "all" and ("after" in attrs or "limit" in attrs):
+            raise serializers.ValidationError({"branch": ["Windows (after, limit) are along the active path only."]})
+        return attrs
 
 
 class ConversationExportQuery(serializers.Serializer[Any]):

@@ -53,6 +53,7 @@ from chats.selectors.conversations import (
 )
 from chats.selectors.exports import bulk_export, conversation_to_canonical
 from chats.selectors.feedback import feedback_list, feedback_target, labels_named
+from chats.selectors.threads import WINDOW_SIZE, path_window
 from chats.services import feedback as feedback_services
 from chats.services.exports import export_record
 from chats.services.reads import conversation_view_record
@@ -101,11 +102,14 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
         return response
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        branch = _valid(serializers.BranchQuery, request.query_params)["branch"]
+        query = _valid(serializers.BranchQuery, request.query_params)
         conversation = self.get_object()
         conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.API)
-        detail = conversation_detail(conversation, branch=branch)
-        return Response(serializers.ConversationDetailSerializer(detail).data)
+        window = None
+        if "after" in query or "limit" in query:  # without either: the whole thread, as clients have always read it
+            window = path_window(conversation, after=query.get("after"), limit=query.get("limit", WINDOW_SIZE))
+        detail = conversation_detail(conversation, branch=query["branch"], window=window)
+        return Response(serializers.ConversationDetailSerializer(detail, context={"request": request}).data)
 
     @action(detail=True, methods=["get"], url_path="export", filter_backends=[], pagination_class=None)
     def export(self, request: Request, uuid: str) -> Response:

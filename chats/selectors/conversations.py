@@ -20,6 +20,7 @@ from chats.filters import BoundedCount
 from chats.ingest import canonical as c
 from chats.models import ContextArtifactId, Conversation, Feedback, InjectedArtifact, Message, ReviewStatus, ToolCall
 from chats.selectors.exports import Branch, canonical_artifact
+from chats.selectors.threads import PathWindow
 
 PAGE_SIZE = 50
 # Heavy columns the list never shows.
@@ -173,19 +174,32 @@ class ConversationDetail:
     artifacts: list[DetailArtifact]
     feedback: list[Feedback]  # on the conversation, or on one of the listed messages
     context_ids: list[ContextArtifactId]  # the ids its injection context lists, and what became of them
+    window: PathWindow | None = None  # the part of the active path listed, when a window was asked for
 
 
-def conversation_detail(conversation: Conversation, *, branch: Branch) -> ConversationDetail:
-    """The messages (the active path, or every branch), their tool calls, the artifacts and the feedback, in five
-    queries whatever the conversation's size; a sixth for the ids its injection context lists, when it has one."""
-    rows = Message.objects.filter(conversation=conversation).defer("raw")
-    rows = rows.filter(on_active_path=True).order_by("depth") if branch == "active" else rows.order_by("position")
-    messages = list(rows)
+def conversation_detail(
+    conversation: Conversation, *, branch: Branch, window: PathWindow | None = None
+) -> ConversationDetail:
+    """The messages (the active path, or every branch; or ``window``, a window of the active path decided by
+    ``chats.selectors.threads.path_window``), their tool calls, the artifacts and the feedback, in five queries
+    whatever the conversation's size; a sixth for the ids its injection context lists, when it has one; a window
+    that starts past the root adds one, for the key of its first message's parent."""
+    if window is not None:
+        messages = window.messages
+    else:
+        rows = Message.objects.filter(conversation=conversation).defer("raw")
+        rows = rows.filter(on_active_path=True).order_by("depth") if branch == "active" else rows.order_by("position")
+        messages = list(rows)
     by_pk = {message.pk: message for message in messages}
     key_of = {message.pk: message.key for message in messages}
+    if window is not None:  # the parent of the window's first message is outside it
+        outside = {m.parent_id for m in messages if m.parent_id is not None and m.parent_id not in by_pk}
+        key_of.update(Message.objects.filter(pk__in=outside).values_list("pk", "key"))
 
     call_rows = ToolCall.objects.filter(conversation=conversation).order_by("message_id", "index", "id")
-    if branch == "active":
+    if window is not None:
+        call_rows = call_rows.filter(message_id__in=list(by_pk))
+    elif branch == "active":
         call_rows = call_rows.filter(message__on_active_path=True)
     calls_of: dict[int, list[DetailToolCall]] = defaultdict(list)
     call_ids: dict[int, str] = {}
@@ -207,12 +221,10 @@ def conversation_detail(conversation: Conversation, *, branch: Branch) -> Conver
     )
 
     feedback = []
-    for entry in (
-        Feedback.objects.filter(conversation=conversation)
-        .select_related("author")
-        .prefetch_related("labels")
-        .order_by("created_at", "id")
-    ):
+    feedback_rows = Feedback.objects.filter(conversation=conversation)
+    if window is not None:
+        feedback_rows = feedback_rows.filter(Q(message__isnull=True) | Q(message_id__in=list(by_pk)))
+    for entry in feedback_rows.select_related("author").prefetch_related("labels").order_by("created_at", "id"):
         if entry.message_id is not None:
             if entry.message_id not in by_pk:
                 continue
@@ -234,4 +246,5 @@ def conversation_detail(conversation: Conversation, *, branch: Branch) -> Conver
         artifacts=artifacts,
         feedback=feedback,
         context_ids=context_ids,
+        window=window,
     )

@@ -3,8 +3,9 @@ panel of the system, developer and scenario messages, the model and its settings
 tools offered, and the Record QA injection context with every listed id's state and every injection's verdict.
 
 Four queries whatever the thread's size: the ids the context lists, the conversation's injections (their
-verdicts), the names of the tools it called, and the messages that carry author metadata or unknown keys. The
-system, developer and scenario messages are the thread's own (``thread_read`` has loaded them already).
+verdicts), the names of the tools it called, and the system, developer and scenario messages along the whole path
+shown (the page holds only a window of it). A message's author metadata and unknown keys are shown with the message
+itself (``ThreadMessage.has_details``).
 
 Where each part is stored after ingestion: the model as given in ``Conversation.model_config``; a request's
 ``tools`` list and a Masterbrain document's ``function_names`` among the unmapped top-level keys
@@ -19,11 +20,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import BooleanField, ExpressionWrapper
 
 from chats.ingest.injections import injection_kind, is_id_list_key
-from chats.models import ContextArtifactId, ContextIdState, Conversation, InjectedArtifact, Message, ToolCall, Verdict
-from chats.selectors.threads import Thread
+from chats.models import (
+    ContextArtifactId,
+    ContextIdState,
+    Conversation,
+    InjectedArtifact,
+    Message,
+    ToolCall,
+    Verdict,
+)
+from chats.selectors.threads import Thread, set_apart
 
 # Where the tools offered come from, by preference; the third is a fallback, and says so.
 TOOLS_LIST = "tools"
@@ -74,14 +83,6 @@ class KindSetting:
 
 
 @dataclass(frozen=True)
-class MessageDetails:
-    """What a message carries beside its content: author metadata and keys no parser knows, verbatim."""
-
-    author_metadata: dict[str, Any]
-    extra: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class Given:
     conversation: Conversation
     model_name: str
@@ -97,7 +98,6 @@ class Given:
     other_context: dict[str, Any]  # context keys that are not injection settings
     context_ids: list[ContextArtifactId]
     injections: list[InjectedArtifact]  # every injection of the conversation (all branches), with its verdict
-    message_details: dict[int, MessageDetails]
     other_metadata: dict[str, Any]
     context_pairs: list[Any] = field(default_factory=list)
 
@@ -221,9 +221,11 @@ def given_read(thread: Thread) -> Given:
     """The panel of ``thread``'s conversation, in four queries whatever the thread's size."""
     conversation = thread.conversation
     context_ids = list(ContextArtifactId.objects.filter(conversation=conversation).order_by("id"))
-    injections = list(
+    injections: list[InjectedArtifact] = list(
         InjectedArtifact.objects.filter(conversation=conversation)
         .only("id", "kind", "artifact_id", "id_well_formed", "verdict", "tool_call_id", "message_id")
+        # Whether its message is on the path shown (its call can be linked to), in the same query.
+        .annotate(on_path=ExpressionWrapper(thread.window.on_path("message__"), output_field=BooleanField()))
         .order_by("id")
     )
     called_names = list(
@@ -233,12 +235,12 @@ def given_read(thread: Thread) -> Given:
         .values_list("name", flat=True)
         .distinct()
     )
-    details = {
-        pk: MessageDetails(author_metadata=author_metadata or {}, extra=extra or {})
-        for pk, author_metadata, extra in Message.objects.filter(conversation=conversation)
-        .exclude(Q(author_metadata={}) & Q(extra={}))
-        .values_list("id", "author_metadata", "extra")
-    }
+    prompts = list(
+        Message.objects.filter(thread.window.on_path(""), conversation=conversation)
+        .filter(set_apart())
+        .only("id", "role", "name", "section", "text", "position", "depth")
+        .order_by("depth", "id")
+    )
 
     model_name, settings = _model(conversation)
     offers, called_not_offered = _tool_offers(conversation, called_names)
@@ -251,7 +253,7 @@ def given_read(thread: Thread) -> Given:
         model_as_given=conversation.model_config,
         started_at=conversation.started_at,
         ended_at=conversation.ended_at,
-        prompts=[item.message for item in thread.messages if item.is_set_apart],
+        prompts=prompts,
         scenario=conversation.scenario,
         tool_offers=offers,
         called_not_offered=called_not_offered,
@@ -259,7 +261,6 @@ def given_read(thread: Thread) -> Given:
         other_context=other_context,
         context_ids=context_ids,
         injections=injections,
-        message_details=details,
         other_metadata={key: value for key, value in metadata.items() if key not in SHOWN_METADATA_KEYS},
         context_pairs=list(conversation.context_pairs or []),
     )

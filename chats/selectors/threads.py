@@ -1,8 +1,12 @@
-"""A conversation's thread as the review page shows it, in seven queries whatever the thread's size.
+"""A conversation's thread as the review page shows it: a window of the path, in a fixed number of queries whatever
+the thread's size.
 
-The conversation's tree skeleton (ids and parents only) is read once; the path to show and every branch point are
-worked out from it in Python; then the messages of that path, their tool calls, injected artifacts and feedback
-(with labels) are loaded in one query each.
+The path shown is the active one (read by its flag on the partial index of (conversation, depth)) or, for another
+branch (``at``), the one through a message, worked out from the conversation's tree skeleton (ids and parents only).
+A *window* is a slice of that path by position (a message's depth: its place along any path from the root): the
+first messages, the ones after a position, or the ones around a message, at most ``limit`` of them and up to a byte
+budget. ``path_window`` decides every window (the page's first screen, the chunks it loads, the API's windows);
+``thread_read`` loads the window's tool calls, injected artifacts and feedback (with labels) in one query each.
 """
 
 from __future__ import annotations
@@ -14,7 +18,25 @@ from typing import Any
 from django.db.models import Q
 
 from chats import rendering
-from chats.models import Conversation, Feedback, InjectedArtifact, Label, Message, ToolCall
+from chats.models import Conversation, Feedback, InjectedArtifact, Label, Message, Section, ToolCall
+
+# A window's size: the page's first screen and each chunk it loads after it.
+WINDOW_SIZE = 100
+# The most messages one request may ask for (the API's ?limit=).
+WINDOW_LIMIT_MAX = 500
+# The page's windows also stop once their messages carry this many characters (at least one message, and the one a
+# permalink names, are always in): a thread of long tool results fills a screen in fewer messages.
+WINDOW_BYTES = 250_000
+# A window around a message (a permalink) starts this many messages before it, for context.
+AROUND_BEFORE = 5
+# Messages shown apart from the dialogue (and listed among the prompts "given to the model"): these roles, and the
+# scenario section.
+SET_APART_ROLES = ("system", "developer")
+
+
+def set_apart() -> Q:
+    """The messages ``ThreadMessage.is_set_apart`` names, as a filter."""
+    return Q(section=Section.SCENARIO) | Q(role__in=SET_APART_ROLES)
 
 
 @dataclass(frozen=True)
@@ -56,20 +78,69 @@ class ThreadMessage:
         return self.message.pk
 
     @property
+    def position(self) -> int:
+        """0-based place along the path shown (the path runs from the root, one level a step)."""
+        return self.message.depth
+
+    @property
     def is_set_apart(self) -> bool:
         """System, developer and scenario messages: shown apart from the dialogue."""
-        return self.message.section == "scenario" or self.message.role in ("system", "developer")
+        return self.message.section == Section.SCENARIO or self.message.role in SET_APART_ROLES
+
+    @property
+    def has_details(self) -> bool:
+        """Whether the message carries author metadata or keys no parser knows (shown folded, verbatim)."""
+        return bool(self.message.author_metadata or self.message.extra)
+
+
+@dataclass(frozen=True)
+class PathWindow:
+    """Which messages of which path to show: the one decision the page, its chunks and the API share."""
+
+    messages: list[Message]  # the window's messages, in path order
+    start: int  # the position of the first (0-based along the path)
+    end: int  # the position after the last
+    total: int  # messages on the whole path
+    on_active_path: bool  # the path is the stored active path
+    at: int | None  # the message the path was chosen through, when not the active one
+    around: int | None  # the message the window was asked around, when it is on the path
+    path: list[int] | None  # every id on the path, when it had to be worked out (another branch)
+    children_of: dict[int | None, list[int]] | None  # the tree, when its skeleton was read
+
+    @property
+    def next_after(self) -> int | None:
+        """What ``after`` asks for the next window, or None at the end of the path."""
+        return self.end - 1 if self.end < self.total else None
+
+    @property
+    def is_whole(self) -> bool:
+        return self.start == 0 and self.end == self.total
+
+    def on_path(self, prefix: str) -> Q:
+        """Rows on the whole path (not only the window), through ``prefix`` (see ``_on_path``)."""
+        return _on_path(prefix, self.path or [], active=self.on_active_path)
 
 
 @dataclass(frozen=True)
 class Thread:
     conversation: Conversation
-    messages: list[ThreadMessage]
+    messages: list[ThreadMessage]  # the window's
     conversation_feedback: list[Feedback]
     own_conversation_feedback: Feedback | None
     labels: list[Label]
-    on_active_path: bool  # the path shown is the stored active path
-    at: int | None  # the message the path was chosen through, when not the active one
+    window: PathWindow
+
+    @property
+    def on_active_path(self) -> bool:
+        return self.window.on_active_path
+
+    @property
+    def at(self) -> int | None:
+        return self.window.at
+
+    @property
+    def total(self) -> int:
+        return self.window.total
 
     @property
     def message_ids(self) -> set[int]:
@@ -104,40 +175,156 @@ def _on_path(prefix: str, path: list[int], *, active: bool) -> Q:
     return Q(**{f"{prefix}id__in": path})
 
 
-def thread_read(conversation: Conversation, *, user: Any, at: int | None = None) -> Thread:
-    """The messages to show and everything shown with them, in seven queries whatever the thread's size."""
-    skeleton = list(
-        Message.objects.filter(conversation=conversation)
-        .order_by("id")
-        .values_list("id", "parent_id", "on_active_path")
-    )
-    parent_of: dict[int, int | None] = {}
-    children_of: dict[int | None, list[int]] = defaultdict(list)
-    active: list[int] = []
-    for pk, parent_id, on_path in skeleton:
-        parent_of[pk] = parent_id
-        children_of[parent_id].append(pk)
-        if on_path:
-            active.append(pk)
+def _size(message: Message) -> int:
+    """Roughly what a message weighs on the page: its text, reasoning and parts (images inline are the big ones)."""
+    parts = sum(len(str(value)) for part in message.parts for value in part.values()) if message.parts else 0
+    return len(message.text) + len(message.reasoning) + parts
 
-    if at is not None and at in parent_of:
-        path = _path_through(parent_of, children_of, at)
-        on_active_path = set(path) == set(active)
-    elif active:
-        path, on_active_path, at = active, True, None
-    elif skeleton:
-        path, on_active_path, at = _path_through(parent_of, children_of, skeleton[-1][0]), False, None
+
+def _within_budget(messages: list[Message], budget: int, *, keep: int) -> list[Message]:
+    """The first messages that fit ``budget`` characters: at least ``keep`` of them (and at least one)."""
+    used = 0
+    for count, message in enumerate(messages):
+        used += _size(message)
+        if used > budget and count >= max(keep, 1):
+            return messages[:count]
+    return messages
+
+
+def path_window(
+    conversation: Conversation,
+    *,
+    at: int | None = None,
+    after: int | None = None,
+    around: int | None = None,
+    limit: int | None = None,
+    byte_budget: int | None = None,
+) -> PathWindow:
+    """The window of the path to show: from the start, after position ``after`` (exclusive), or around message
+    ``around`` (when it is on the path; else from the start); ``limit`` messages at most (None: to the end), cut at
+    ``byte_budget`` characters. The path is the active one, or the one through message ``at``.
+
+    Two queries on the active path (its length, the window's messages), a third for ``around``; through another
+    branch, the skeleton and the window's messages. None of them reads more rows than the window holds, except the
+    skeleton (ids and parents), which only another branch needs.
+    """
+    path: list[int] | None = None
+    children_of: dict[int | None, list[int]] | None = None
+    on_active_path, total = True, 0
+    last = None
+    if at is None:
+        last = (
+            Message.objects.filter(conversation=conversation, on_active_path=True)
+            .order_by("-depth")
+            .values_list("depth", flat=True)
+            .first()
+        )
+    if last is not None:
+        total = last + 1
+    else:  # another branch, or a tree without an active path (or no message at all): from the skeleton
+        skeleton = list(
+            Message.objects.filter(conversation=conversation)
+            .order_by("id")
+            .values_list("id", "parent_id", "on_active_path")
+        )
+        parent_of: dict[int, int | None] = {}
+        children_of = defaultdict(list)
+        active: list[int] = []
+        for pk, parent_id, flagged in skeleton:
+            parent_of[pk] = parent_id
+            children_of[parent_id].append(pk)
+            if flagged:
+                active.append(pk)
+        if at is not None and at in parent_of:
+            path = _path_through(parent_of, children_of, at)
+            on_active_path = set(path) == set(active)
+        elif active:
+            path, at = active, None
+        elif skeleton:
+            path, on_active_path, at = _path_through(parent_of, children_of, skeleton[-1][0]), False, None
+        else:
+            path, at = [], None
+        total = len(path)
+
+    target: int | None = None  # the position of ``around``
+    if around is not None:
+        if path is None:
+            target = (
+                Message.objects.filter(conversation=conversation, pk=around, on_active_path=True)
+                .values_list("depth", flat=True)
+                .first()
+            )
+        elif around in path:
+            target = path.index(around)
+    if target is not None:
+        start = max(0, target - AROUND_BEFORE)
+    elif after is not None:
+        start = min(after + 1, total)
     else:
-        path, on_active_path, at = [], True, None
+        start = 0
+    end = total if limit is None else min(total, start + limit)
 
-    messages = list(
-        Message.objects.filter(_on_path("", path, active=on_active_path), conversation=conversation)
-        .defer("raw", "extra", "author_metadata")  # not shown
-        .order_by("depth", "id")
+    rows = Message.objects.filter(conversation=conversation).defer("raw").order_by("depth", "id")
+    if path is None:
+        rows = rows.filter(on_active_path=True)
+        if start > 0 or end < total:
+            rows = rows.filter(depth__gte=start, depth__lt=end)
+    elif start == 0 and end == total:
+        rows = rows.filter(_on_path("", path, active=on_active_path))
+    else:
+        rows = rows.filter(id__in=path[start:end])
+    messages = list(rows) if start < end else []
+    if byte_budget is not None:
+        messages = _within_budget(messages, byte_budget, keep=target - start + 1 if target is not None else 1)
+    return PathWindow(
+        messages=messages,
+        start=start,
+        end=start + len(messages),
+        total=total,
+        on_active_path=on_active_path,
+        at=at,
+        around=around if target is not None else None,
+        path=path,
+        children_of=children_of,
     )
-    items = {m.pk: ThreadMessage(message=m) for m in messages}
+
+
+def _siblings(conversation: Conversation, window: PathWindow) -> dict[int | None, list[int]]:
+    """The children of every parent of the window's messages, by arrival: the skeleton's when it was read, else one
+    query bounded by the window."""
+    if window.children_of is not None:
+        return window.children_of
+    parents = {m.parent_id for m in window.messages}
+    if not parents:
+        return {}
+    where = Q(parent_id__in=[p for p in parents if p is not None])
+    if None in parents:
+        where |= Q(parent__isnull=True)
+    children_of: dict[int | None, list[int]] = defaultdict(list)
+    for pk, parent_id in (
+        Message.objects.filter(where, conversation=conversation).order_by("id").values_list("id", "parent_id")
+    ):
+        children_of[parent_id].append(pk)
+    return children_of
+
+
+def thread_read(
+    conversation: Conversation,
+    *,
+    user: Any,
+    at: int | None = None,
+    after: int | None = None,
+    around: int | None = None,
+    limit: int | None = None,
+    byte_budget: int | None = None,
+) -> Thread:
+    """A window of the thread (``path_window``; by default the whole path) and everything shown with it, in a fixed
+    number of queries whatever the thread's size."""
+    window = path_window(conversation, at=at, after=after, around=around, limit=limit, byte_budget=byte_budget)
+    items = {m.pk: ThreadMessage(message=m) for m in window.messages}
+    children_of = _siblings(conversation, window)
     for item in items.values():
-        siblings = children_of[item.message.parent_id]
+        siblings = children_of.get(item.message.parent_id, [])
         if len(siblings) > 1:
             index = siblings.index(item.message.pk)
             item.branch = BranchPoint(
@@ -147,12 +334,16 @@ def thread_read(conversation: Conversation, *, user: Any, at: int | None = None)
                 next_id=siblings[index + 1] if index + 1 < len(siblings) else None,
             )
 
+    # The whole path by its flag (or its ids); a window by the ids it holds (at most WINDOW_LIMIT_MAX of them).
+    ids = list(items)
+    whole = window.is_whole
+
+    def shown(prefix: str) -> Q:
+        return window.on_path(prefix) if whole else Q(**{f"{prefix}id__in": ids})
+
     calls = list(
         ToolCall.objects.filter(conversation=conversation)
-        .filter(
-            _on_path("message__", path, active=on_active_path)
-            | _on_path("result_message__", path, active=on_active_path)
-        )
+        .filter(shown("message__") | shown("result_message__"))
         .defer("extra")
         .order_by("message_id", "index")
     )
@@ -164,7 +355,7 @@ def thread_read(conversation: Conversation, *, user: Any, at: int | None = None)
         if call.result_message_id in items:
             items[call.result_message_id].answers.append(call)
 
-    artifacts = InjectedArtifact.objects.filter(_on_path("message__", path, active=on_active_path))
+    artifacts = InjectedArtifact.objects.filter(shown("message__"))
     for artifact in artifacts.filter(conversation=conversation).order_by("id"):
         if artifact.tool_call_id in views:
             views[artifact.tool_call_id].artifacts.append(artifact)
@@ -173,7 +364,7 @@ def thread_read(conversation: Conversation, *, user: Any, at: int | None = None)
     own_conversation_feedback = None
     feedback = (
         Feedback.objects.filter(conversation=conversation)
-        .filter(Q(message__isnull=True) | _on_path("message__", path, active=on_active_path))
+        .filter(Q(message__isnull=True) | shown("message__"))
         .select_related("author")
         .prefetch_related("labels")
     )
@@ -190,10 +381,9 @@ def thread_read(conversation: Conversation, *, user: Any, at: int | None = None)
 
     return Thread(
         conversation=conversation,
-        messages=[items[m.pk] for m in messages],
+        messages=list(items.values()),
         conversation_feedback=conversation_feedback,
         own_conversation_feedback=own_conversation_feedback,
         labels=list(Label.objects.all()),
-        on_active_path=on_active_path,
-        at=at,
+        window=window,
     )

@@ -60,26 +60,40 @@
     target.focus();
   });
 
-  // Shared with the page scripts: move focus among [data-nav-item] elements with j and k.
-  window.mbNav = function (focusTarget) {
-    document.addEventListener("keydown", function (event) {
-      if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || isTyping(event)) return;
-      if (event.key !== "j" && event.key !== "k") return;
+  // Shared with the page scripts: move focus among [data-nav-item] elements with j and k. `edge`, when given, is
+  // asked before each move (direction 1 or -1, the focused item): a promise means more items are on their way
+  // (a long thread's next chunk), and the move is made once they are in.
+  window.mbNav = function (focusTarget, edge) {
+    function step(direction, loaded) {
       var items = Array.prototype.slice.call(document.querySelectorAll("[data-nav-item]"));
       if (!items.length) return;
       var current = items.findIndex(function (item) {
         return item === document.activeElement || item.contains(document.activeElement);
       });
+      if (current !== -1 && edge && !loaded) {
+        var pending = edge(direction, items[current]);
+        if (pending) {
+          pending.then(function () { step(direction, true); }, function () { step(direction, true); });
+          return;
+        }
+      }
       if (current === -1) {
         // Nothing focused yet: start from the first item below the top of the window.
         current = items.findIndex(function (item) { return item.getBoundingClientRect().bottom > 0; }) - 1;
-        if (event.key === "k") current += 1;
+        if (direction < 0) current += 1;
       }
-      var next = event.key === "j" ? Math.min(current + 1, items.length - 1) : Math.max(current - 1, 0);
-      event.preventDefault();
+      var next = direction > 0 ? Math.min(current + 1, items.length - 1) : Math.max(current - 1, 0);
       var element = focusTarget(items[next]);
       element.focus({ preventScroll: true });
       items[next].scrollIntoView({ block: "start", behavior: "auto" });
+    }
+
+    document.addEventListener("keydown", function (event) {
+      if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || isTyping(event)) return;
+      if (event.key !== "j" && event.key !== "k") return;
+      if (!document.querySelector("[data-nav-item]")) return;
+      event.preventDefault();
+      step(event.key === "j" ? 1 : -1, false);
     });
   };
 })();

@@ -334,13 +334,20 @@ def test_the_thread_of_an_unknown_conversation_is_404(client: Client, reviewer: 
 
 
 def _thread_queries(
-    client: Client, conversation: Conversation, django_assert_num_queries, path: str = "", *, first_view: bool = True
+    client: Client,
+    conversation: Conversation,
+    django_assert_num_queries,
+    path: str = "",
+    *,
+    first_view: bool = True,
+    other_branch: bool = False,
 ) -> str:
-    # session, user, groups, conversation, tree skeleton, messages on the path, tool calls, artifacts,
-    # feedback (with authors), feedback labels, label taxonomy; "Given to the model": the context's ids, the
-    # injections' verdicts, the names of the tools called, the messages with author metadata or unknown keys;
-    # the reader's first view of the conversation in the read audit's window is recorded (one INSERT)
-    with django_assert_num_queries(15 + first_view):
+    # session, user, groups, conversation; the window: the active path's length and the window's messages, their
+    # siblings (branch points) -- or, through another branch, the tree skeleton and the window's messages --; tool
+    # calls, artifacts, feedback (with authors), feedback labels, label taxonomy; "Given to the model": the
+    # context's ids, the injections' verdicts, the names of the tools called, the prompts along the path; the
+    # reader's first view of the conversation in the read audit's window is recorded (one INSERT)
+    with django_assert_num_queries(16 - other_branch + first_view):
         response = client.get(conversation.get_absolute_url() + path)
     assert response.status_code == 200
     return response.content.decode()
@@ -368,11 +375,15 @@ def test_the_thread_takes_the_same_queries_for_5_and_500_messages(
         feedback_submit(author=reviewer, conversation=conversation, score=0, comment="ok")
     _thread_queries(client, small, django_assert_num_queries)
     body = _thread_queries(client, big, django_assert_num_queries)
-    assert body.count('data-nav-item aria-label="') == 500
-    assert 'message 1 of 500">' in body and 'message 500 of 500">' in body
+    # The first window: a hundred messages, numbered along the whole path.
+    assert body.count('data-nav-item aria-label="') == 100
+    assert 'message 1 of 500">' in body and 'message 100 of 500">' in body
     first = Message.objects.filter(conversation=big, depth=499).order_by("id").first()
     assert first is not None
-    _thread_queries(client, big, django_assert_num_queries, f"?at={first.pk}", first_view=False)
+    body = _thread_queries(
+        client, big, django_assert_num_queries, f"?at={first.pk}", first_view=False, other_branch=True
+    )
+    assert f'id="m-{first.pk}"' in body and 'message 500 of 500">' in body  # a branch opens at its message
 
 
 def test_the_thread_keeps_the_list_filters_in_its_links(client: Client, reviewer: User, source: Source) -> None:

@@ -197,7 +197,7 @@ def test_reviewers_do_not_get_the_panel_nor_its_queries(
 ) -> None:
     client = signed_in(reviewer)
     client.get(conversation.get_absolute_url())  # the view is recorded: the next request is the page alone
-    with django_assert_num_queries(14) as captured:
+    with django_assert_num_queries(15) as captured:
         response = client.get(conversation.get_absolute_url())
     assert response.context["activity"] is None
     assert 'id="activity"' not in response.content.decode()
@@ -277,8 +277,8 @@ def test_views_by_key_and_unchanged_ingestions_are_in_the_timeline(
 
 
 def _auditor_page_queries(client: Client, conversation: Conversation, django_assert_num_queries: Any) -> Any:
-    # The page as a reader sees it (15), the view recorded, and the activity: audit events, receipts, views
-    with django_assert_num_queries(15 + 1 + 3):
+    # The page as a reader sees it (16), the view recorded, and the activity: audit events, receipts, views
+    with django_assert_num_queries(16 + 1 + 3):
         response = client.get(conversation.get_absolute_url())
     assert response.status_code == 200
     return response.context["activity"]
