@@ -220,3 +220,19 @@ def test_the_filter_form_draws_every_widget_as_django_does(source: Source, data:
 def _normal(html: str) -> str:
     html = html.replace("&#34;", "&quot;").replace("&#39;", "&#x27;")
     return "\n".join(line for line in html.splitlines() if line.strip())
+
+
+@pytest.mark.postgres
+def test_the_search_probe_leaves_the_planner_settings_as_they_were(
+    client: Client, reviewer: User, source: Source
+) -> None:
+    from django.db import connection
+
+    factories.make_conversation(source, n_messages=4, topic="photobleaching")
+    search_index_stale()
+    client.force_login(reviewer)
+    # The test runs in a transaction, as a request in ATOMIC_REQUESTS would: the probe's SET LOCAL must not outlive it.
+    assert _count(client, "q=photobleaching") == "1 conversation matches the search."
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_seqscan")
+        assert cursor.fetchone() == ("on",)
