@@ -179,6 +179,50 @@ class Server:
             self.process.wait()
 
 
+class Worker:
+    """`celery -A masterbrain_site worker`, in a process group of its own: the solo pool, or with ``concurrency``
+    the prefork pool of that many processes (`make worker`'s)."""
+
+    def __init__(self, env: dict[str, str], name: str, *, concurrency: int = 0):
+        pool = ["--pool=prefork", f"--concurrency={concurrency}"] if concurrency else ["--pool=solo", "--concurrency=1"]
+        self.process = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "celery"),
+                "-A",
+                "masterbrain_site",
+                "worker",
+                *pool,
+                "--loglevel=warning",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--hostname",
+                f"{name}@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,  # the banner; warnings and errors go to stderr
+            start_new_session=True,  # its own process group, which kill() ends whole
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def kill(self) -> None:
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
 def tcp_connections() -> list[tuple[int, int, str]]:
     """(local port, remote port, socket inode) of every IPv4 TCP socket of this machine's network namespace."""
     out = []

@@ -12,8 +12,11 @@ from chats.models import SEARCH_DOCUMENT_SQL, SEARCH_TEXT_LIMIT, Conversation
 
 logger = logging.getLogger(__name__)
 
-# A burst of ingestions shares one indexing task: the first takes this key and sends the task a second later;
-# the task lets the key go as it starts, so that what is ingested while it runs sends the next one.
+# A burst of ingestions shares one indexing task: the first takes this key and sends the task a second later, and
+# what commits within that second leaves it to that task, which starts after they committed. The key lasts as long
+# as the delay, so that it never outlives the task it stands for, even where the cache is each process's own (no
+# REDIS_URL), where the task cannot let the web processes' keys go; with a shared cache the task lets it go as it
+# starts, so that what is ingested while it runs sends the next one at once.
 SCHEDULED_KEY = "search-index-scheduled"
 SCHEDULE_DELAY_SECONDS = 1
 
@@ -44,8 +47,14 @@ def search_index(*, limit: int = 500) -> int:
         return built
 
 
-def search_index_stale(*, batch: int = 500) -> int:
-    """Build every stale conversation's vector, `batch` at a time; how many were built."""
+# Conversations a step of the indexer builds and commits at once: a step of this workload's conversations (about 20
+# messages with kilobytes of tool results each) takes about half a second, so that the first of a burst are served
+# by the index soon, and several indexers share a burst (SKIP LOCKED) in small parts.
+INDEX_BATCH = 100
+
+
+def search_index_stale(*, batch: int = INDEX_BATCH) -> int:
+    """Build every stale conversation's vector, `batch` at a time, each step committed; how many were built."""
     total = 0
     while built := search_index(limit=batch):
         total += built
@@ -66,5 +75,5 @@ def _send() -> None:
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
         index_stale.delay()
-    elif cache.add(SCHEDULED_KEY, 1, timeout=60):
+    elif cache.add(SCHEDULED_KEY, 1, timeout=SCHEDULE_DELAY_SECONDS):
         index_stale.apply_async(countdown=SCHEDULE_DELAY_SECONDS)

@@ -38,19 +38,15 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 import redis
 
-from bench.server import ROOT, Database, Server, database_client_ports
+from bench.server import Database, Server, Worker, database_client_ports
 from bench.workload import documents, ndjson_bodies
 from chats.services.ingest_queue import QUEUED_CHUNK
 from tests.reliability import base_url
@@ -63,49 +59,6 @@ BROKER = "redis://127.0.0.1:6379/11"
 # makes safe here (in production it is an hour; and the receipt locks make a second delivery cost work only).
 VISIBILITY_TIMEOUT = 4
 DOCUMENT_COUNT = 4 * QUEUED_CHUNK  # about 8,000 messages: four chunks of a second or more each
-
-
-class Worker:
-    """`celery -A masterbrain_site worker`, the solo pool, in a process group of its own."""
-
-    def __init__(self, env: dict[str, str], name: str):
-        self.process = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "celery"),
-                "-A",
-                "masterbrain_site",
-                "worker",
-                "--pool=solo",
-                "--concurrency=1",
-                "--loglevel=warning",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-                "--hostname",
-                f"{name}@%h",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,  # the banner; warnings and errors go to stderr
-            start_new_session=True,  # its own process group, which kill() ends whole
-        )
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def kill(self) -> None:
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.process.poll() is not None:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ leaves them to `manage.py index_search`."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from rest_framework.test import APIClient
 
 from chats.models import Conversation, Source
 from chats.services.bulk_writer import conversations_ingest_bulk
+from chats.services.search import SCHEDULE_DELAY_SECONDS
 from masterbrain_site.celery import app as celery_app
 from tests import factories
 
@@ -134,6 +136,23 @@ def test_with_a_broker_a_burst_of_ingestions_sends_one_task(
     from chats.tasks.search import index_stale
 
     assert index_stale.apply().get() == 3
+    with django_capture_on_commit_callbacks(execute=True):
+        factories.ingest(source, _document(9))
+    assert _sent(broker) == ["chats.tasks.search.index_stale"] * 2
+
+
+@pytest.mark.django_db
+def test_with_a_cache_of_its_own_a_web_process_sends_the_next_task_once_the_delay_is_over(
+    source: Source, broker: redis.Redis, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # No REDIS_URL: the worker's task cannot let this process's key go; the key lasts only as long as the delay.
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    for n in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            factories.ingest(source, _document(n))
+    assert _sent(broker) == ["chats.tasks.search.index_stale"]
+
+    time.sleep(SCHEDULE_DELAY_SECONDS + 0.1)  # the first task has started by now: what follows needs one of its own
     with django_capture_on_commit_callbacks(execute=True):
         factories.ingest(source, _document(9))
     assert _sent(broker) == ["chats.tasks.search.index_stale"] * 2

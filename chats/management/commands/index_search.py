@@ -12,14 +12,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from chats.services.search import search_index_stale
+from chats.services.search import INDEX_BATCH, search_index_stale
 
 
 class Command(BaseCommand):
     help = "Build the full-text search vectors of stale conversations (once, or in a loop with --loop)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch", type=int, default=500, help="Conversations per transaction.")
+        parser.add_argument("--batch", type=int, default=INDEX_BATCH, help="Conversations per transaction.")
         parser.add_argument("--loop", action="store_true", help="Keep going, waiting --interval when none is stale.")
         parser.add_argument("--interval", type=float, default=1.0, help="Seconds to wait when none is stale.")
 
