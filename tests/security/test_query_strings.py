@@ -74,6 +74,8 @@ PARAMETERS = sorted(
         "at",
         "sort",
         "after",
+        "around",
+        "limit",
         "before",
         "from",
         "feedback",
