@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from chats.ingest.canonical import Conversation, Message, ToolCall
 from chats.ingest.chat_graph import WRAPPER_KEY as GRAPH_WRAPPER_KEY
 from chats.ingest.common import ID_KEYS, Issues, parse_timestamp
@@ -94,6 +96,26 @@ def goes_out_raw(conversation: Conversation, message: Message, target: str) -> b
         return False
     source = conversation.format
     return source == target or (source in OPENAI_MESSAGE_FORMATS and target in OPENAI_MESSAGE_FORMATS)
+
+
+def rebuilds_as_received(message: Message, conversation_format: str) -> bool:
+    """Whether the message needs no copy of itself as received: every export that would give back that copy
+    (`goes_out_raw`) gives back exactly the same message rebuilt from its canonical fields.
+
+    So it is for a message of a conversation in a format of OpenAI messages that carries no context pairs: the
+    exporters rebuild its messages with `openai_message` with these options whatever the target (only a
+    chat_history target adds context pairs, and it has none), and the rebuilt message must spell the same JSON
+    as the one received (keys in any order, as PostgreSQL's jsonb keeps them; 1 and 1.0 and true told apart).
+    """
+    if conversation_format not in OPENAI_MESSAGE_FORMATS or message.context_pairs or not isinstance(message.raw, dict):
+        return False
+    rebuilt = openai_message(message, keep_extra=True)
+    try:
+        return orjson.dumps(rebuilt, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
+            message.raw, option=orjson.OPT_SORT_KEYS
+        )
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits, a lone surrogate: kept as received
+        return False
 
 
 # --- parts ---

@@ -17,6 +17,7 @@ import dataclasses
 import uuid
 from typing import Any
 
+from chats.export.common import rebuilds_as_received
 from chats.ingest import canonical as c
 from chats.ingest import policy
 from chats.ingest.plans import (
@@ -103,6 +104,8 @@ class _Planner:
     def __init__(self, parsed: c.Conversation, stored: Stored | None) -> None:
         self.parsed = parsed
         self.stored = stored
+        # A conversation keeps the format it first arrived in (its exports give the original back).
+        self.conversation_format = stored.input_format if stored is not None else parsed.format
         self.warnings: list[dict[str, str]] = []
         messages = stored.messages if stored is not None else []
         self.stored_by_pk = {m.pk: m for m in messages}
@@ -291,6 +294,7 @@ class _Planner:
                     sibling_index=sibling_index,
                     content_key=content,
                     aliases=[message.input_id] if message.input_id else [],
+                    raw=None if rebuilds_as_received(message, self.conversation_format) else message.raw,
                     role=message.role[:ROLE_LIMIT],
                     name=(message.name or "")[:NAME_LIMIT],
                     recipient=(message.recipient or "")[:NAME_LIMIT],

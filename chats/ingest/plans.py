@@ -129,6 +129,9 @@ class MessageRow:
     sibling_index: int
     content_key: uuid.UUID
     aliases: list[str]
+    # The message exactly as received, to be stored; None where its canonical fields give it back
+    # (chats.export.common.rebuilds_as_received): a tool result is then stored once, not twice.
+    raw: Any = None
     on_active_path: bool = False
     is_orphan_result: bool = False
     role: str = ""

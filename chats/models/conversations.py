@@ -212,7 +212,9 @@ class Message(models.Model):
     hidden = models.BooleanField(default=False)
     recipient = models.CharField(max_length=255, blank=True)
     extra = models.JSONField(default=dict, blank=True)  # unknown keys, verbatim
-    raw = models.JSONField(null=True, blank=True)  # the message exactly as received
+    # The message exactly as received, when its canonical fields do not give it back; None when they do
+    # (chats.export.common.rebuilds_as_received: most OpenAI-shaped messages), so that its text is stored once.
+    raw = models.JSONField(null=True, blank=True)
     # Where the message stood in the document it first came in ("/main_messages/3", "/nodes/7"): an export in
     # that format puts it back under the same key.
     source_path = models.TextField(blank=True)

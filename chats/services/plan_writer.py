@@ -115,7 +115,7 @@ def plan_rows(plan: plans.Plan, conversation_id: int, refs: Refs, now: datetime)
             row.message.hidden,
             row.recipient,
             row.message.extra,
-            row.message.raw,
+            row.raw,
             row.message.source_path,
             now,
         )

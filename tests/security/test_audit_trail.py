@@ -1889,6 +1889,7 @@ NOT_WRITES = {
     "command citus_ddl": "prints SQL read from the catalog; changes nothing",
     "service search_index_stale": "derives search vectors",
     "service search_index_soon": "schedules the search indexer",
+    "service cyclic_gc_paused": "holds Python's garbage collector off around a bulk ingestion",
     # Called inside every ingestion's write, whose entries cover it: the queue rules' events are the ingestion's.
     "service conversations_changed": "part of an ingestion's write",
     "service stored_snapshots": "read",

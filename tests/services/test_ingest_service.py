@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
+from chats.export.linear import export_openai
 from chats.ingest.canonical import canonical_json
 from chats.models import Conversation, IngestionReceipt, InjectedArtifact, Message, Source, ToolCall
+from chats.selectors.exports import conversation_to_canonical
 from chats.services import plan_writer
 from chats.services.ingestion import IngestResult, conversation_ingest
 from chats.services.search import search_index
@@ -70,7 +72,9 @@ def test_a_new_conversation_is_created_with_its_messages_tool_calls_and_receipt(
     call = ToolCall.objects.get(conversation=conversation)
     assert call.name == "airalogy_search" and call.parsed_arguments == {"keywords": ["PCR", "nonspecific bands"]}
     assert call.result_message is not None and call.result_message.role == "tool"
-    assert conversation.messages.get(position=1).raw == HISTORY[1]
+    # Stored once: its canonical fields give it back exactly, so no second copy of it is kept.
+    assert conversation.messages.get(position=1).raw is None
+    assert export_openai(conversation_to_canonical(conversation)).document[1] == HISTORY[1]
     receipt = IngestionReceipt.objects.select_related("payload").get(uuid=result.receipt.uuid)
     assert receipt.outcome == "created" and receipt.payload is not None
     assert receipt.payload.shown.document == chat_document(HISTORY)
