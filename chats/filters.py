@@ -16,7 +16,8 @@ from typing import Any
 import django_filters
 from django import forms
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection, connections, models
+from django.core.cache import cache
+from django.db import connection, connections, models, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chats.models import (
@@ -240,6 +241,35 @@ def _stale_matches(queryset: QuerySet[Conversation], value: str) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
+# The sources (those with conversations) and the labels the list page's form offers a person, cached: the page
+# would otherwise read both on every request (each through a server-side cursor: three round trips). A label
+# changes only through chats.services.labels, which forgets them; a source is offered once its first conversation
+# is stored, which the cache shows within CHOICES_SECONDS. What the filters accept is read from the database, so a
+# source or label newer than the cache filters at once.
+CHOICES_KEY = "conversation-filter-choices"
+CHOICES_SECONDS = 60
+
+
+def offered_choices_forget() -> None:
+    """Forget the cached choices: now, and again once the transaction commits (a request in between could cache
+    what the transaction is changing)."""
+    cache.delete(CHOICES_KEY)
+    transaction.on_commit(lambda: cache.delete(CHOICES_KEY))
+
+
+def offered_choices() -> dict[str, list[str]]:
+    """The names the list page's form offers a person, by parameter (source, label)."""
+    offered: dict[str, list[str]] | None = cache.get(CHOICES_KEY)
+    if offered is None:
+        with_conversations = Exists(Conversation.objects.filter(source=OuterRef("pk")))
+        offered = {
+            "source": list(Source.objects.filter(with_conversations).order_by("name").values_list("name", flat=True)),
+            "label": list(Label.objects.order_by("name").values_list("name", flat=True)),
+        }
+        cache.set(CHOICES_KEY, offered, CHOICES_SECONDS)
+    return offered
+
+
 class ConversationFilter(django_filters.FilterSet):
     """Query parameters: source, model, user, date_from, date_to, format, role, has_tool_calls, tool_name,
     artifact_id, artifact_kind, policy, workflow, has_warnings, feedback_origin, model_setting, status, score, label,
@@ -359,6 +389,17 @@ class ConversationFilter(django_filters.FilterSet):
         self.filters["source"].queryset = Source.objects.filter(
             Exists(self.queryset.order_by().filter(source=OuterRef("pk")))
         ).order_by("name")
+
+    def offer_cached_choices(self) -> None:
+        """Have the form offer the cached sources and labels (offered_choices): for a person, who reads every
+        source. The choices a field accepts stay read from the database."""
+        for name, names in offered_choices().items():
+            field = self.form.fields[name]
+            assert isinstance(field, forms.ModelChoiceField)
+            # Django's own setter: django-filter's would wrap the list in a model iterator, which reads the table.
+            choices = [("", field.empty_label or ""), *((value, value) for value in names)]
+            choices_property: property = vars(forms.ChoiceField)["choices"]
+            choices_property.__set__(field, choices)
 
     def filter_date_from(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
         return queryset.filter(last_activity_at__gte=_start_of(value))

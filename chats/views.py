@@ -56,7 +56,7 @@ from chats.selectors.exports import BULK_EXPORT_FORMATS
 from chats.selectors.feedback import feedback_for_target
 from chats.selectors.given import given_read
 from chats.selectors.review import queue_choices
-from chats.selectors.threads import WINDOW_BYTES, WINDOW_SIZE, Thread, thread_read
+from chats.selectors.threads import FIRST_WINDOW, WINDOW_BYTES, WINDOW_SIZE, Thread, thread_read
 from chats.services import branches as branch_services
 from chats.services import feedback as feedback_services
 from chats.services import review as review_services
@@ -142,6 +142,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     # A person reads every source's conversations (API keys are the ones scoped to a source).
     conversations = Conversation.objects.all()
     filterset = ConversationFilter(request.GET or None, queryset=list_columns(conversations))
+    filterset.offer_cached_choices()
     oldest_first, after, before = ListPageForm(request.GET).values()
     page = conversation_page(filterset.qs, after=after, before=before, oldest_first=oldest_first)
     list_query = _list_query(request.GET)
@@ -234,7 +235,8 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
         at=at,
         after=after,
         around=params.get("around") or (at if after is None else None),
-        limit=WINDOW_SIZE,
+        unanswered_after=params.get("unanswered_after"),
+        limit=FIRST_WINDOW,
         byte_budget=WINDOW_BYTES,
     )
     context = _thread_context(request, conversation, data)
@@ -243,7 +245,11 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
         {
             "given": given_read(data),
             # The no-JavaScript links to the windows before and after this one.
-            "before_after": window.start - 1 - WINDOW_SIZE if window.start - 1 - WINDOW_SIZE >= 0 else None,
+            "before_after": window.start - 1 - FIRST_WINDOW if window.start - 1 - FIRST_WINDOW >= 0 else None,
+            # The link to the next unanswered tool call searches past the one this window was opened at, if any.
+            "unanswered_from": next((m.depth for m in window.messages if m.pk == window.around), -1)
+            if params.get("unanswered_after") is not None
+            else -1,
             # Auditors and staff only: for anyone else its queries are not even run.
             "activity": activity_read(conversation) if roles_of(request).can_audit else None,
             "active_nav": "conversations",
@@ -255,8 +261,9 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
 @require_GET
 @reviewer_page()
 def thread_messages(request: HttpRequest, uuid: str) -> HttpResponse:
-    """A window of the thread as the page's list items (?after=<position>&limit=, or ?around=<message id>; ?at= for
-    another branch), for the page's script to insert where the reader scrolls or jumps to."""
+    """A window of the thread as the page's list items (?after=<position>&limit=, ?around=<message id>, or
+    ?unanswered_after=<position> for the next unanswered tool call; ?at= for another branch), for the page's script
+    to insert where the reader scrolls or jumps to."""
     conversation = get_object_or_404(Conversation.objects.select_related("source"), uuid=uuid)
     form = ThreadForm(request.GET)
     if not form.is_valid():
@@ -269,9 +276,12 @@ def thread_messages(request: HttpRequest, uuid: str) -> HttpResponse:
         at=params["at"],
         after=params["after"],
         around=params["around"],
+        unanswered_after=params["unanswered_after"],
         limit=params["limit"] or WINDOW_SIZE,
         byte_budget=WINDOW_BYTES,
     )
+    if params["unanswered_after"] is not None and data.window.around is None:
+        raise Http404("No unanswered tool call past that position.")
     if params["around"] is not None and data.window.around is None:
         raise Http404("That message is not on the path shown.")
     return render(request, "chats/_messages.html", _thread_context(request, conversation, data), using="jinja2")

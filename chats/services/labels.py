@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chats.filters import offered_choices_forget
 from chats.models import Label
 from chats.services.audit import Actor, audit_record, audited_update, audited_write
 
@@ -15,6 +16,7 @@ def _label_values(label: Label) -> dict[str, Any]:
 @audited_write
 def label_create(*, name: str, description: str = "", actor: Actor = None) -> Label:
     label = Label.objects.create(name=name, description=description)
+    offered_choices_forget()
     audit_record(
         actor=actor, action="label.created", target_type="label", target_id=label.pk, after=_label_values(label)
     )
@@ -25,6 +27,7 @@ def label_create(*, name: str, description: str = "", actor: Actor = None) -> La
 def label_update(*, label: Label, name: str, description: str, actor: Actor = None) -> None:
     """Rename or redescribe a label; feedback that carries it carries the new name."""
     audited_update(label, {"name": name, "description": description}, actor=actor)
+    offered_choices_forget()
 
 
 @audited_write
@@ -33,4 +36,5 @@ def label_delete(*, label: Label, actor: Actor = None) -> None:
     before = _label_values(label)
     pk = label.pk
     label.delete()
+    offered_choices_forget()
     audit_record(actor=actor, action="label.deleted", target_type="label", target_id=pk, before=before)

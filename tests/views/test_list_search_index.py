@@ -5,6 +5,7 @@ loop with Django's own markup."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -17,7 +18,9 @@ from chats import filters
 from chats.filters import ConversationFilter
 from chats.models import Conversation, Source
 from chats.selectors import conversations as selectors
+from chats.services.labels import label_create, label_delete, label_update
 from chats.services.search import search_index_stale
+from chats.services.sources import source_get_or_create
 from tests import factories
 
 NOTICE = re.compile(r'<p class="muted small" id="not-indexed">(.*?)</p>', re.S)
@@ -127,12 +130,12 @@ def test_the_list_with_conversations_not_indexed_takes_the_same_queries_for_one_
 ) -> None:
     client.force_login(reviewer)
     factories.make_conversation(source, n_messages=2)
-    # session, user, groups, sources and labels offered, the page, the conversations not indexed yet
+    # session, user, groups, the sources and labels the form offers (then cached), the page, those not indexed yet
     with django_assert_num_queries(7):
         assert client.get("/conversations/").status_code == 200
     for _ in range(5):
         factories.make_conversation(source, n_messages=2)
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(5):
         assert client.get("/conversations/").status_code == 200
 
 
@@ -236,3 +239,66 @@ def test_the_search_probe_leaves_the_planner_settings_as_they_were(
     with connection.cursor() as cursor:
         cursor.execute("SHOW enable_seqscan")
         assert cursor.fetchone() == ("on",)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The sources and labels the form offers, cached
+
+
+def _offered(client: Client, name: str) -> list[str]:
+    html = client.get("/conversations/").content.decode()
+    select = re.search(rf'<select name="{name}".*?</select>', html, re.S)
+    assert select is not None
+    return re.findall(r'<option value="([^"]*)"', select.group(0))[1:]  # after "Any ..."
+
+
+def test_a_label_created_renamed_or_deleted_is_offered_as_it_is_at_once(client: Client, reviewer: User) -> None:
+    client.force_login(reviewer)
+    assert _offered(client, "label") == []  # and cached
+
+    helpful = label_create(name="helpful")
+    assert _offered(client, "label") == ["helpful"]
+    label_update(label=helpful, name="useful", description="")
+    label_create(name="wrong")
+    assert _offered(client, "label") == ["useful", "wrong"]
+    label_delete(label=helpful)
+    assert _offered(client, "label") == ["wrong"]
+
+
+def test_a_source_is_offered_once_the_cache_has_expired_and_filters_at_once(
+    client: Client, reviewer: User, source: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filters, "CHOICES_SECONDS", 1)
+    client.force_login(reviewer)
+    factories.make_conversation(source, n_messages=2)
+    assert _offered(client, "source") == [source.name]
+
+    newcomer, _ = source_get_or_create(name="newcomer")
+    first = factories.make_conversation(newcomer, n_messages=2)
+    assert _offered(client, "source") == [source.name]  # the cached choices, for at most CHOICES_SECONDS
+    # What the filter accepts is read from the database: the new source filters already.
+    page = client.get("/conversations/?source=newcomer").context["page"]
+    assert [c.pk for c in page.conversations] == [first.pk]
+
+    time.sleep(1.1)
+    assert _offered(client, "source") == sorted([source.name, "newcomer"])
+
+
+def test_a_source_without_conversations_is_not_offered(client: Client, reviewer: User, source: Source) -> None:
+    client.force_login(reviewer)
+    source_get_or_create(name="silent")
+    factories.make_conversation(source, n_messages=2)
+    assert _offered(client, "source") == [source.name]
+    # Refused as a name that does not exist is: the source filter accepts the sources with conversations.
+    assert 'id="id_source_error"' in client.get("/conversations/?source=silent").content.decode()
+
+
+@pytest.mark.parametrize("data", [None, {"source": "masterbrain", "label": "wrong <answer>"}])
+def test_the_cached_choices_draw_the_selects_the_database_would(source: Source, data: Any) -> None:
+    factories.make_conversation(source, n_messages=2)
+    factories.make_labels("helpful", "wrong <answer>")
+    read = ConversationFilter(data, queryset=Conversation.objects.all())
+    cached = ConversationFilter(data, queryset=Conversation.objects.all())
+    cached.offer_cached_choices()
+    for name in ("source", "label"):
+        assert str(cached.form[name]) == str(read.form[name])
