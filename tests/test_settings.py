@@ -139,3 +139,20 @@ def test_trusted_proxies_are_addresses_or_networks(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("MASTERBRAIN_TRUSTED_PROXIES", " 10.0.0.5, 192.168.0.0/16,2001:db8::/32 ,")
 
     assert env_networks("MASTERBRAIN_TRUSTED_PROXIES") == ["10.0.0.5/32", "192.168.0.0/16", "2001:db8::/32"]
+
+
+def test_an_application_server_process_leaves_what_it_loaded_out_of_the_garbage_collector(tmp_path):
+    harness = {"DEBUG", "SECRET_KEY", "DATABASE_URL", "PYTEST_VERSION", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in harness}
+    result = subprocess.run(
+        [sys.executable, "-c", "import gc, masterbrain_site.wsgi; print(gc.get_freeze_count(), gc.get_count()[2])"],
+        cwd=ROOT,
+        env=clean | PRODUCTION | {"MASTERBRAIN_VAR_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    frozen, oldest = map(int, result.stdout.split())
+    assert frozen > 10_000 and oldest == 0  # the modules, settings and URL patterns: none left to walk
