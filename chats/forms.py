@@ -80,6 +80,8 @@ class ThreadForm(forms.Form):
     after = forms.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     around = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
     limit = forms.IntegerField(required=False, min_value=1, max_value=WINDOW_LIMIT_MAX)
+    # The window around the next message past this position (-1: from the start) with an unanswered tool call.
+    unanswered_after = forms.IntegerField(required=False, min_value=-1, max_value=2**31 - 1)
 
 
 class ArtifactListForm(forms.Form):

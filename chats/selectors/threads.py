@@ -20,14 +20,18 @@ from django.db.models import Q
 from chats import rendering
 from chats.models import Conversation, Feedback, InjectedArtifact, Label, Message, Section, ToolCall
 
-# A window's size: the page's first screen and each chunk it loads after it.
+# The page's first window: a screen and more, and no more than that, so that a thread of any length opens as fast as
+# a short one (make bench: "P3 thread first response").
+FIRST_WINDOW = 50
+# Each chunk the page loads after it, and the API's window when only ?after= is given.
 WINDOW_SIZE = 100
 # The most messages one request may ask for (the API's ?limit=).
 WINDOW_LIMIT_MAX = 500
 # The page's windows also stop once their messages carry this many characters (at least one message, and the one a
 # permalink names, are always in): a thread of long tool results fills a screen in fewer messages.
 WINDOW_BYTES = 250_000
-# A window around a message (a permalink) starts this many messages before it, for context.
+# A window around a message (a permalink) starts this many messages before it, for context (or earlier, near the
+# end of the path, so that the window is full).
 AROUND_BEFORE = 5
 # Messages shown apart from the dialogue (and listed among the prompts "given to the model"): these roles, and the
 # scenario section.
@@ -197,11 +201,13 @@ def path_window(
     at: int | None = None,
     after: int | None = None,
     around: int | None = None,
+    unanswered_after: int | None = None,
     limit: int | None = None,
     byte_budget: int | None = None,
 ) -> PathWindow:
-    """The window of the path to show: from the start, after position ``after`` (exclusive), or around message
-    ``around`` (when it is on the path; else from the start); ``limit`` messages at most (None: to the end), cut at
+    """The window of the path to show: from the start, after position ``after`` (exclusive), around message
+    ``around`` (when it is on the path; else from the start), or around the first message past position
+    ``unanswered_after`` with a tool call no message answers; ``limit`` messages at most (None: to the end), cut at
     ``byte_budget`` characters. The path is the active one, or the one through message ``at``.
 
     Two queries on the active path (its length, the window's messages), a third for ``around``; through another
@@ -247,6 +253,8 @@ def path_window(
         total = len(path)
 
     target: int | None = None  # the position of ``around``
+    if unanswered_after is not None:
+        around = _next_unanswered(conversation, path, after=unanswered_after)
     if around is not None:
         if path is None:
             target = (
@@ -257,7 +265,8 @@ def path_window(
         elif around in path:
             target = path.index(around)
     if target is not None:
-        start = max(0, target - AROUND_BEFORE)
+        # A little before it, or further back when the path ends within the window: a full window either way.
+        start = max(0, target - AROUND_BEFORE if limit is None else min(target - AROUND_BEFORE, total - limit))
     elif after is not None:
         start = min(after + 1, total)
     else:
@@ -289,6 +298,22 @@ def path_window(
     )
 
 
+def _next_unanswered(conversation: Conversation, path: list[int] | None, *, after: int) -> int | None:
+    """The first message on the path past position ``after`` with a tool call no message answers: one query, on the
+    partial index of the conversation's unanswered calls."""
+    calls = ToolCall.objects.filter(conversation=conversation, result_message__isnull=True, message__depth__gt=after)
+    if path is None:
+        return (
+            calls.filter(message__on_active_path=True)
+            .order_by("message__depth")
+            .values_list("message_id", flat=True)
+            .first()
+        )
+    on_path = set(path)
+    found = calls.order_by("message__depth", "message_id").values_list("message_id", flat=True)
+    return next((message_id for message_id in found if message_id in on_path), None)
+
+
 def _siblings(conversation: Conversation, window: PathWindow) -> dict[int | None, list[int]]:
     """The children of every parent of the window's messages, by arrival: the skeleton's when it was read, else one
     query bounded by the window."""
@@ -315,12 +340,21 @@ def thread_read(
     at: int | None = None,
     after: int | None = None,
     around: int | None = None,
+    unanswered_after: int | None = None,
     limit: int | None = None,
     byte_budget: int | None = None,
 ) -> Thread:
     """A window of the thread (``path_window``; by default the whole path) and everything shown with it, in a fixed
     number of queries whatever the thread's size."""
-    window = path_window(conversation, at=at, after=after, around=around, limit=limit, byte_budget=byte_budget)
+    window = path_window(
+        conversation,
+        at=at,
+        after=after,
+        around=around,
+        unanswered_after=unanswered_after,
+        limit=limit,
+        byte_budget=byte_budget,
+    )
     items = {m.pk: ThreadMessage(message=m) for m in window.messages}
     children_of = _siblings(conversation, window)
     for item in items.values():

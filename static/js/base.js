@@ -62,18 +62,19 @@
 
   // Shared with the page scripts: move focus among [data-nav-item] elements with j and k. `edge`, when given, is
   // asked before each move (direction 1 or -1, the focused item): a promise means more items are on their way
-  // (a long thread's next chunk), and the move is made once they are in.
+  // (a long thread's next chunk), and the move is made once they are in (asked again, a few times at most).
   window.mbNav = function (focusTarget, edge) {
-    function step(direction, loaded) {
+    function step(direction, tries) {
       var items = Array.prototype.slice.call(document.querySelectorAll("[data-nav-item]"));
       if (!items.length) return;
       var current = items.findIndex(function (item) {
         return item === document.activeElement || item.contains(document.activeElement);
       });
-      if (current !== -1 && edge && !loaded) {
+      if (current !== -1 && edge && tries < 3) {
         var pending = edge(direction, items[current]);
         if (pending) {
-          pending.then(function () { step(direction, true); }, function () { step(direction, true); });
+          var again = function () { step(direction, tries + 1); };
+          pending.then(again, function () { step(direction, 3); });
           return;
         }
       }
@@ -93,7 +94,7 @@
       if (event.key !== "j" && event.key !== "k") return;
       if (!document.querySelector("[data-nav-item]")) return;
       event.preventDefault();
-      step(event.key === "j" ? 1 : -1, false);
+      step(event.key === "j" ? 1 : -1, 0);
     });
   };
 })();

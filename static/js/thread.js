@@ -96,7 +96,7 @@
 
   // Load a gap's messages: from its top (reading down), or from its bottom (reading up into it).
   function loadGap(gap, fromBottom) {
-    if (gap.getAttribute("data-loading")) return null;
+    if (gap.mbPending) return gap.mbPending; // already on its way: wait for the same load
     gap.setAttribute("data-loading", "true");
     gap.setAttribute("aria-busy", "true");
     var after = Number(gap.getAttribute("data-after"));
@@ -104,10 +104,12 @@
     var start = fromBottom ? Math.max(after, before - 1 - chunkSize) : after;
     var params = { limit: Math.min(chunkSize, before - 1 - start) };
     if (start >= 0) params.after = start;
-    return fetchChunk(params).finally(function () {
+    gap.mbPending = fetchChunk(params).finally(function () {
+      gap.mbPending = null;
       gap.removeAttribute("data-loading");
       gap.removeAttribute("aria-busy");
     });
+    return gap.mbPending;
   }
 
   function loadAround(messageId) {
@@ -126,8 +128,8 @@
       function (entries) {
         entries.forEach(function (entry) {
           if (!entry.isIntersecting) return;
-          var pending = loadGap(entry.target, entry.boundingClientRect.top < 0);
-          if (pending) pending.catch(function () {});
+          if (entry.target.mbPending) return;
+          loadGap(entry.target, entry.boundingClientRect.top < 0).catch(function () {});
         });
       },
       { rootMargin: "1200px 0px" }
@@ -185,12 +187,9 @@
     var gap = link.closest("li.window-gap");
     if (gap) {
       event.preventDefault();
-      var pending = loadGap(gap, false);
-      if (pending) {
-        pending.then(function (added) {
-          if (added.length) reveal(added[0].querySelector("[data-nav-item]") || added[0]);
-        }).catch(function () {});
-      }
+      loadGap(gap, false).then(function (added) {
+        if (added && added.length) reveal(added[0].querySelector("[data-nav-item]") || added[0]);
+      }).catch(function () {});
       return;
     }
     // A link to a message or call outside the window (?around=...#m-... on this same path): load it in place.
@@ -206,6 +205,27 @@
     };
     if (document.getElementById(url.hash.slice(1))) go();
     else loadAround(around).then(go).catch(function () {});
+  });
+
+  // "Next unanswered tool call": the server finds it past the focused message, however far; its window is loaded
+  // and the call focused. Said through the live region when there is none.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[data-next-unanswered]");
+    if (!link || !list || event.defaultPrevented || event.button !== 0) return;
+    event.preventDefault();
+    var current = document.activeElement && document.activeElement.closest
+      ? document.activeElement.closest("li.message-item")
+      : null;
+    var from = current ? positionOf(current) : -1;
+    fetchChunk({ unanswered_after: from }).then(function () {
+      var found = items().filter(function (li) { return positionOf(li) > from; }).map(function (li) {
+        return li.querySelector(".tool-call.unanswered");
+      }).find(Boolean);
+      if (found) reveal(found);
+    }).catch(function () {
+      var announcer = document.getElementById("announcer");
+      if (announcer) announcer.textContent = "No unanswered tool call after this point.";
+    });
   });
 
   // A remote image or audio (chats/remote_media.py) loads only when the reviewer asks, in a new tab: the page's

@@ -35,6 +35,7 @@ EXCLUDED: dict[str, str] = {
     "chats:next_unreviewed": "redirects to a thread, which is swept",
     "chats:feedback_save": "a POST answering with the feedback fragment the thread shows",
     "chats:feedback_form": "an htmx fragment; the thread with the form open is swept",
+    "chats:thread_messages": "a chunk of the thread's list items, which the thread inserts; every thread is swept",
     "chats:feedback_delete": "a POST answering with a fragment",
     "chats:review_status": "a POST answering with the status fragment the thread shows",
     "chats:active_branch": "a POST that redirects to the thread",

@@ -369,8 +369,9 @@ def test_every_payload_in_every_field_stays_inert_on_every_page(
         thread = item.record_qa.get_absolute_url()
         query = urlencode({"q": hostile.short(payload, 200)})
         inspector.open(f"/conversations/?{query}")
-        # The active branch, with the form of a message's feedback swapped in by htmx.
-        if inspector.open(thread, narrow=True):
+        # The active branch at its final answer, with the form of its feedback swapped in by htmx (the payloads make
+        # long messages: the thread comes in windows, and the permalink loads the one that holds the answer).
+        if inspector.open(f"{thread}#m-{item.final_answer.pk}", narrow=True):
             given_panel_holds_the_payload(inspector, thread)
             block = inspector.page.locator(f"#fb-{item.final_answer.pk}")
             block.get_by_role("link", name="Edit your feedback").click()

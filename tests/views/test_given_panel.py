@@ -16,7 +16,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from chats.models import Conversation, Message
-from chats.selectors.threads import WINDOW_SIZE
+from chats.selectors.threads import FIRST_WINDOW
 from tests.api.test_policy_verdicts import (
     DISABLED_RECORD,
     LISTED_DISCUSSION,
@@ -289,6 +289,6 @@ def test_the_panel_costs_the_same_queries_for_a_small_and_a_large_thread(
 
     assert small_body.count("<summary>More: unknown keys</summary>") == 0
     # The unknown keys are shown with their messages: those of the page's first window.
-    in_window = Message.objects.filter(conversation=large, depth__lt=WINDOW_SIZE).exclude(extra={}).count()
+    in_window = Message.objects.filter(conversation=large, depth__lt=FIRST_WINDOW).exclude(extra={}).count()
     assert large_body.count("<summary>More: unknown keys</summary>") == in_window > 0
     assert large.message_count == small.message_count + 300

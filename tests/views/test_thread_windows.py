@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from chats.models import Conversation, Message, Source
-from chats.selectors.threads import AROUND_BEFORE, WINDOW_SIZE, path_window, thread_read
+from chats.models import Conversation, Message, Source, ToolCall
+from chats.selectors.threads import AROUND_BEFORE, FIRST_WINDOW, WINDOW_SIZE, path_window, thread_read
 from chats.services.feedback import feedback_submit
 from tests import factories
 
@@ -63,10 +63,18 @@ def test_a_window_after_a_position_starts_past_it_and_the_last_one_has_no_next(l
 def test_a_window_around_a_deep_message_holds_it_with_a_little_before(long_thread: Conversation) -> None:
     deep = at_depth(long_thread, 250)
 
-    window = path_window(long_thread, around=deep.pk, limit=WINDOW_SIZE)
+    window = path_window(long_thread, around=deep.pk, limit=40)
 
     assert window.around == deep.pk and window.start == 250 - AROUND_BEFORE
-    assert deep in window.messages and window.end == LONG
+    assert deep in window.messages and window.end == 250 - AROUND_BEFORE + 40
+
+
+def test_a_window_around_a_message_near_the_end_is_full(long_thread: Conversation) -> None:
+    deep = at_depth(long_thread, 280)
+
+    window = path_window(long_thread, around=deep.pk, limit=WINDOW_SIZE)
+
+    assert deep in window.messages and (window.start, window.end) == (LONG - WINDOW_SIZE, LONG)
 
 
 def test_a_window_around_a_message_of_another_branch_falls_back_to_the_start(source: Source) -> None:
@@ -135,10 +143,10 @@ def test_the_page_shows_the_first_window_and_a_gap_for_the_rest(
     client.force_login(reviewer)
     body = client.get(long_thread.get_absolute_url()).content.decode()
 
-    assert positions(body) == list(range(WINDOW_SIZE))
+    assert positions(body) == list(range(FIRST_WINDOW))
     assert f'data-total="{LONG}"' in body and f'data-chunk-url="{chunk_url(long_thread)}"' in body
-    assert f'<li class="window-gap" data-after="{WINDOW_SIZE - 1}" data-before="{LONG}">' in body
-    assert f'href="?after={WINDOW_SIZE - 1}">Messages {WINDOW_SIZE + 1}–{LONG} of {LONG}' in body  # noqa: RUF001
+    assert f'<li class="window-gap" data-after="{FIRST_WINDOW - 1}" data-before="{LONG}">' in body
+    assert f'href="?after={FIRST_WINDOW - 1}">Messages {FIRST_WINDOW + 1}–{LONG} of {LONG}' in body  # noqa: RUF001
 
 
 def test_the_page_around_a_deep_message_shows_it_and_links_both_ways(
@@ -149,10 +157,10 @@ def test_the_page_around_a_deep_message_shows_it_and_links_both_ways(
 
     body = client.get(f"{long_thread.get_absolute_url()}?around={deep.pk}").content.decode()
 
-    assert positions(body) == list(range(212 - AROUND_BEFORE, LONG))
+    assert positions(body) == list(range(207, 207 + FIRST_WINDOW))  # from a little before it
     assert f'id="m-{deep.pk}"' in body and "message 213 of 300" in body
     assert '<li class="window-gap" data-after="-1" data-before="207">' in body
-    assert f'href="?after={207 - 1 - WINDOW_SIZE}">Messages 1–207 of 300' in body  # noqa: RUF001
+    assert f'href="?after={207 - 1 - FIRST_WINDOW}">Messages 1–207 of 300' in body  # noqa: RUF001
     # Its feedback link (no JavaScript) and form lead back to this window.
     assert f"?feedback={deep.pk}&amp;around={deep.pk}#fb-{deep.pk}" in body
 
@@ -164,7 +172,7 @@ def test_the_page_ignores_window_parameters_that_are_not_valid(
     for query in ("?after=-4", "?around=abc", "?after=x&around=0", f"?around={2**70}"):
         response = client.get(long_thread.get_absolute_url() + query)
         assert response.status_code == 200, query
-        assert positions(response.content.decode()) == list(range(WINDOW_SIZE)), query
+        assert positions(response.content.decode()) == list(range(FIRST_WINDOW)), query
 
 
 def test_links_to_a_message_outside_the_window_open_the_page_around_it(
@@ -210,7 +218,7 @@ def test_a_chunk_around_a_message_holds_it(client: Client, reviewer: User, long_
 
     body = client.get(chunk_url(long_thread), {"around": deep.pk}).content.decode()
 
-    assert f'id="m-{deep.pk}"' in body and positions(body) == list(range(280 - AROUND_BEFORE, LONG))
+    assert f'id="m-{deep.pk}"' in body and positions(body) == list(range(LONG - WINDOW_SIZE, LONG))
 
 
 def test_a_chunk_answers_bad_parameters_with_400_and_a_message_off_the_path_with_404(
@@ -248,3 +256,46 @@ def test_a_chunk_takes_the_same_queries_for_a_short_and_a_long_thread(
         with django_assert_num_queries(11):
             response = client.get(chunk_url(conversation), {"after": 2, "limit": WINDOW_SIZE})
         assert response.status_code == 200 and positions(response.content.decode())[0] == 3
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The next unanswered tool call
+
+
+@pytest.fixture
+def unanswered_deep(source: Source) -> tuple[Conversation, Message]:
+    """A long thread with one call, far past the first window, that no tool message answers."""
+    messages = factories.make_messages(LONG)
+    index = next(i for i, m in enumerate(messages) if m["role"] == "tool" and i > 2 * WINDOW_SIZE)
+    messages[index] = {"role": "user", "content": "Never mind the search."}
+    document = {"chat_id": "airalogy.id.chat.unanswered", "model": "qwen3.5-flash", "main_messages": messages}
+    conversation = factories.ingest(source, document, format="chat_document")
+    caller = ToolCall.objects.get(conversation=conversation, result_message__isnull=True).message
+    assert caller.depth > 2 * WINDOW_SIZE - 2
+    return conversation, caller
+
+
+def test_the_next_unanswered_call_is_found_past_any_window(unanswered_deep: tuple[Conversation, Message]) -> None:
+    conversation, caller = unanswered_deep
+
+    window = path_window(conversation, unanswered_after=-1, limit=WINDOW_SIZE)
+    assert window.around == caller.pk and caller in window.messages
+
+    assert path_window(conversation, unanswered_after=caller.depth, limit=WINDOW_SIZE).around is None
+
+
+def test_the_chunk_and_the_page_of_the_next_unanswered_call(
+    client: Client, reviewer: User, unanswered_deep: tuple[Conversation, Message]
+) -> None:
+    conversation, caller = unanswered_deep
+    client.force_login(reviewer)
+
+    chunk = client.get(chunk_url(conversation), {"unanswered_after": 3})
+    assert chunk.status_code == 200 and 'class="tool-call unanswered"' in chunk.content.decode()
+    assert client.get(chunk_url(conversation), {"unanswered_after": caller.depth}).status_code == 404
+
+    first = client.get(conversation.get_absolute_url()).content.decode()
+    assert 'href="?unanswered_after=-1" data-next-unanswered>' in first and 'tool-call unanswered"' not in first
+    # Without JavaScript, the link opens the window around it, and from there searches past it.
+    page = client.get(conversation.get_absolute_url(), {"unanswered_after": -1}).content.decode()
+    assert f'id="m-{caller.pk}"' in page and f'href="?unanswered_after={caller.depth}" data-next-unanswered>' in page
