@@ -677,6 +677,7 @@ def pages(table: Table, scale: Scale) -> None:
     from django.test import Client
     from django.urls import reverse
 
+    from bench.thread_windows import thread_windows
     from bench.workload import long_thread
     from chats.models import InjectedArtifact, Message, Source, ToolCall
     from chats.services.ingestion import conversation_ingest
@@ -710,6 +711,7 @@ def pages(table: Table, scale: Scale) -> None:
         "goal: one count per view",
         verdict(len(page_counts) == 1 and len(api_counts) <= 1),
     )
+    thread_windows(table, client, threads, scale.repeats)
 
     mid = sorted(threads)[1]
     conversation = threads[mid]
