@@ -60,14 +60,6 @@ def dump_bytes(value: Any) -> bytes:
         return _compact(value).encode(errors="surrogatepass")
 
 
-def dumps(value: Any) -> str:
-    """`dump_bytes` as text."""
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        return _compact(value)
-
-
 # --- counting without decoding ------------------------------------------------------------------------------
 
 _WHITESPACE = re.compile(rb"[ \t\n\r]*")

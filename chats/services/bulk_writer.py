@@ -90,8 +90,6 @@ logger = logging.getLogger(__name__)
 # Rows per INSERT statement of audit events.
 _INSERT_CHUNK = 500
 
-_json_encode = jsonio.dumps
-
 
 @dataclass
 class _Item:
@@ -296,8 +294,10 @@ _CONVERSATION_COLUMNS = (
     "updated_at",
     "last_activity_at",
 )
-_JSON_COLUMNS = {"model_config", "scenario", "injection_context", "context_pairs", "metadata", "original_times"}
-_NULLABLE_JSON = {"model_config", "scenario", "injection_context"}
+_JSON_COLUMNS = frozenset(
+    {"model_config", "scenario", "injection_context", "context_pairs", "metadata", "original_times"}
+)
+_NULLABLE_JSON = frozenset({"model_config", "scenario", "injection_context"})
 
 
 def _insert_conversations(
@@ -315,20 +315,14 @@ def _insert_conversations(
     )
     cursor.execute("TRUNCATE bulk_conversations")
     instances: dict[str, Conversation] = {}
-    with cursor.copy(f"COPY bulk_conversations ({columns}) FROM STDIN") as copy:
-        for item in new:
-            assert item.plan is not None and item.prepared.parsed is not None
-            conversation = new_conversation(source, item.prepared.parsed, item.plan, now)
-            conversation.uuid = uuid.uuid4()
-            conversation.review_status = ReviewStatus.UNREVIEWED
-            instances[item.external_id] = conversation
-            values = []
-            for name in _CONVERSATION_COLUMNS:
-                value = getattr(conversation, name)
-                if name in _JSON_COLUMNS:
-                    value = None if value is None and name in _NULLABLE_JSON else _json_encode(value)
-                values.append(value)
-            copy.write_row(values)
+    for item in new:
+        assert item.plan is not None and item.prepared.parsed is not None
+        conversation = new_conversation(source, item.prepared.parsed, item.plan, now)
+        conversation.uuid = uuid.uuid4()
+        conversation.review_status = ReviewStatus.UNREVIEWED
+        instances[item.external_id] = conversation
+    rows = ([getattr(conversation, name) for name in _CONVERSATION_COLUMNS] for conversation in instances.values())
+    _copy(cursor, "bulk_conversations", _CONVERSATION_COLUMNS, rows, _JSON_COLUMNS, _NULLABLE_JSON)
     cursor.execute(
         f"INSERT INTO chats_conversation ({columns}) SELECT {columns} FROM bulk_conversations "
         "ON CONFLICT (source_id, external_id_digest) DO NOTHING RETURNING id, external_id"
@@ -525,12 +519,9 @@ def _copy_receipts(
             IngestionReceipt.from_db("default", _RECEIPT_COLUMNS, [values[name] for name in _RECEIPT_COLUMNS])
         )
         values["payload_id"] = bytes.fromhex(values["payload_id"])  # as the column holds it (see Sha256Field)
-        values["warnings"] = _json_encode(values["warnings"])
-        values["errors"] = "[]"
+        values["errors"] = []
         rows.append(tuple(values[name] for name in _RECEIPT_COLUMNS))
     if rows:
-        with cursor.copy(f"COPY {IngestionReceipt._meta.db_table} ({', '.join(_RECEIPT_COLUMNS)}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+        _copy(cursor, IngestionReceipt._meta.db_table, _RECEIPT_COLUMNS, rows, frozenset({"warnings", "errors"}))
     receipts_complete(completed)
     return instances
