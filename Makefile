@@ -96,7 +96,7 @@ test-all: test
 	echo "==> The slow tests at full length on: $${db%%\?*}"; \
 	DATABASE_URL="$$db" MASTERBRAIN_LOAD_SECONDS=60 MASTERBRAIN_CLUSTER_SECONDS=15 $(BIN)/pytest -m slow $(PYTEST_ARGS)
 
-bench: dev-venv
+bench: dev-venv redis
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/read_audit.py
 	$(PY) bench/audit_chain.py
