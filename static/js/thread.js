@@ -207,21 +207,24 @@
     else loadAround(around).then(go).catch(function () {});
   });
 
+  var lastUnanswered = -1;
   // "Next unanswered tool call": the server finds it past the focused message, however far; its window is loaded
   // and the call focused. Said through the live region when there is none.
   document.addEventListener("click", function (event) {
     var link = event.target.closest && event.target.closest("a[data-next-unanswered]");
     if (!link || !list || event.defaultPrevented || event.button !== 0) return;
     event.preventDefault();
-    var current = document.activeElement && document.activeElement.closest
-      ? document.activeElement.closest("li.message-item")
-      : null;
-    var from = current ? positionOf(current) : -1;
+    // Past the focused message; from the link itself (a click focuses it), past the call it found last.
+    var active = document.activeElement;
+    var current = active && active.closest ? active.closest("li.message-item") : null;
+    var from = current ? positionOf(current) : active === link ? lastUnanswered : -1;
     fetchChunk({ unanswered_after: from }).then(function () {
       var found = items().filter(function (li) { return positionOf(li) > from; }).map(function (li) {
         return li.querySelector(".tool-call.unanswered");
       }).find(Boolean);
-      if (found) reveal(found);
+      if (!found) return;
+      lastUnanswered = positionOf(found.closest("li.message-item"));
+      reveal(found);
     }).catch(function () {
       var announcer = document.getElementById("announcer");
       if (announcer) announcer.textContent = "No unanswered tool call after this point.";

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from chats.models import Conversation, Feedback, Message, Source
+from chats.models import Conversation, Feedback, Message, Source, ToolCall
 from chats.selectors.threads import FIRST_WINDOW
 from tests import factories
 from tests.browser.conftest import Problems, sign_in
@@ -102,3 +102,25 @@ def test_j_from_the_end_of_the_first_window_loads_the_next(
     found = wait_for_focus(page, on_path(long_thread, FIRST_WINDOW))
     assert found["name"].endswith(f"message {FIRST_WINDOW + 1} of {SIZE}")
     assert page.evaluate(LOADED)[: FIRST_WINDOW + 1] == list(range(FIRST_WINDOW + 1))
+
+
+def test_the_next_unanswered_call_is_found_beyond_what_is_loaded(
+    page: Any, live_server: Any, reviewer: User, source: Source, problems: Problems
+) -> None:
+    messages = factories.make_messages(600)
+    index = next(i for i, m in enumerate(messages) if m["role"] == "tool" and i > 400)
+    messages[index] = {"role": "user", "content": "Never mind the search."}
+    document = {"chat_id": "airalogy.id.chat.unanswered", "model": "qwen3.5-flash", "main_messages": messages}
+    conversation = factories.ingest(source, document, format="chat_document")
+    call = ToolCall.objects.get(conversation=conversation, result_message__isnull=True)
+    sign_in(page, live_server.url, "rita", conversation.get_absolute_url())
+    page.wait_for_url(re.compile(re.escape(conversation.get_absolute_url()) + "$"))
+    assert call.message.depth not in page.evaluate(LOADED)
+
+    page.get_by_role("link", name="Next unanswered tool call").click()
+    page.locator(f"#call-{call.pk}:focus").wait_for()
+    assert call.message.depth in page.evaluate(LOADED)
+
+    # From there, none is left: the live region says so, and focus stays on the call.
+    page.get_by_role("link", name="Next unanswered tool call").click()
+    page.locator("#announcer").filter(has_text="No unanswered tool call after this point.").wait_for()
