@@ -244,8 +244,13 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
     context.update(
         {
             "given": given_read(data),
-            # The no-JavaScript links to the windows before and after this one.
-            "before_after": window.start - 1 - FIRST_WINDOW if window.start - 1 - FIRST_WINDOW >= 0 else None,
+            # The no-JavaScript link to the window before this one: after a position, or from the start (on another
+            # branch, around its first message: the branch's own message would open around itself).
+            "before_params": {"after": window.start - 1 - FIRST_WINDOW}
+            if window.start - 1 - FIRST_WINDOW >= 0
+            else {"around": window.path[0]}
+            if window.path and data.at
+            else {},
             # The link to the next unanswered tool call searches past the one this window was opened at, if any.
             "unanswered_from": next((m.depth for m in window.messages if m.pk == window.around), -1)
             if params.get("unanswered_after") is not None

@@ -299,3 +299,24 @@ def test_the_chunk_and_the_page_of_the_next_unanswered_call(
     # Without JavaScript, the link opens the window around it, and from there searches past it.
     page = client.get(conversation.get_absolute_url(), {"unanswered_after": -1}).content.decode()
     assert f'id="m-{caller.pk}"' in page and f'href="?unanswered_after={caller.depth}" data-next-unanswered>' in page
+
+
+def test_on_another_branch_the_page_opens_at_its_message_and_links_back_to_its_start(
+    client: Client, reviewer: User, source: Source
+) -> None:
+    conversation = factories.make_conversation(source, n_messages=150, branches=1, with_tools=False)
+    other = Message.objects.get(conversation=conversation, depth=149, on_active_path=False)
+    root = at_depth(conversation, 0)
+    client.force_login(reviewer)
+
+    body = client.get(conversation.get_absolute_url(), {"at": other.pk}).content.decode()
+    assert positions(body) == list(range(150 - FIRST_WINDOW, 150)) and f'id="m-{other.pk}"' in body
+    before = 150 - 2 * FIRST_WINDOW - 1
+    assert f'href="?at={other.pk}&amp;after={before}">Messages 1–{150 - FIRST_WINDOW} of 150' in body  # noqa: RUF001
+    # The window before it, and from there the branch's start.
+    body = client.get(conversation.get_absolute_url(), {"at": other.pk, "after": before}).content.decode()
+    assert positions(body) == list(range(before + 1, before + 1 + FIRST_WINDOW))
+    assert f'href="?at={other.pk}&amp;around={root.pk}">Messages 1–{before + 1} of 150' in body  # noqa: RUF001
+
+    start = client.get(conversation.get_absolute_url(), {"at": other.pk, "around": root.pk}).content.decode()
+    assert positions(start) == list(range(FIRST_WINDOW)) and "another branch than the conversation" in start
