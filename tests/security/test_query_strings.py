@@ -75,6 +75,7 @@ PARAMETERS = sorted(
         "sort",
         "after",
         "around",
+        "unanswered_after",
         "limit",
         "before",
         "from",
