@@ -1649,11 +1649,13 @@ def command_prunes_the_payloads_of_old_receipts(w: World) -> list[dict[str, Any]
 # --- Read audit: a view is recorded in its own table, never as an audit event; pruning views is audited
 
 
-@write_path("GET chats:thread", "service conversation_view_record")
+@write_path("GET chats:thread", "GET chats:thread_messages", "service conversation_view_record")
 def reading_a_thread_records_a_view_and_no_event(w: World) -> list[dict[str, Any]]:
     client = w.page(w.reviewer)
     for _ in range(2):
         assert client.get(w.conversation.get_absolute_url()).status_code == 200
+    # A window of the same thread loaded by the page's script: the same reading, within the same view.
+    assert client.get(f"{w.conversation.get_absolute_url()}messages/?after=0").status_code == 200
     views = ConversationView.objects.filter(conversation_uuid=w.conversation.uuid)
     assert list(views.values_list("viewer_name", "via")) == [(w.reviewer.username, "page")]
     return []

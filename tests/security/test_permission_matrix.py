@@ -132,6 +132,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # The next unreviewed conversation: a redirect into its thread.
     "chats:next_unreviewed": {"GET":   row(LOGIN,       LOGIN,       LOGIN,       302,         302,         302,         403,         302,         302)},
     "chats:thread":          {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
+    # A window of a thread (the page's script loads it): read like the thread.
+    "chats:thread_messages": {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
     # Artifacts: read like conversations.
     "chats:artifact_list":   {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
     "chats:artifact_detail": {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
@@ -1195,6 +1197,7 @@ def build_targets(world: World) -> dict[str, Target]:
         "chats:conversation_list": Target(("/conversations/",)),
         "chats:next_unreviewed": Target(("/conversations/next/",)),
         "chats:thread": Target((conversation,)),
+        "chats:thread_messages": Target((f"{conversation}messages/?after=0",)),
         "chats:artifact_list": Target(("/artifacts/",)),
         "chats:artifact_detail": Target((f"/artifacts/{artifact.artifact_id}/",)),
         "chats:feedback_form": Target((f"{conversation}feedback/form/?message={world.message.pk}",)),
