@@ -223,26 +223,26 @@ _NOT_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 def count_lines(data: bytes, *, stop_after: int) -> int:
     """How many lines of ``data`` hold something other than whitespace (NDJSON documents), split as
     ``bytes.splitlines()`` splits them; counted in linear time without copying a line, stopping as soon as the
-    count passes ``stop_after``."""
+    count passes ``stop_after``.
+
+    Line breaks are found with bytes.find (a memchr) rather than a regular expression; the next newline and the next
+    carriage return are each looked for once and kept until a line passes them, so that a body of one kind of
+    break alone is not scanned to its end again for the other at every line."""
     count = 0
     position = 0
+    newline = carriage_return = 0  # the next of each at or after `position`; -1: none left
     while count <= stop_after:
         found = _NOT_BLANK.search(data, position)
         if found is None:
             break
         count += 1
-        position = _line_end(data, found.end())
-        if position < 0:
+        start = found.end()
+        if 0 <= newline < start:
+            newline = data.find(b"\n", start)
+        if 0 <= carriage_return < start:
+            carriage_return = data.find(b"\r", start)
+        ends = [end for end in (newline, carriage_return) if end >= 0]
+        if not ends:
             break
+        position = min(ends) + 1
     return count
-
-
-def _line_end(data: bytes, start: int) -> int:
-    """Where the line running at ``start`` ends, past its line break (\\n, \\r or \\r\\n); -1 at the last line.
-    bytes.find is a memchr; the carriage return is looked for only before the next newline, so that a body
-    without any costs no scan to its end per line."""
-    newline = data.find(b"\n", start)
-    carriage_return = data.find(b"\r", start, newline if newline >= 0 else len(data))
-    if carriage_return >= 0:
-        return carriage_return + 1
-    return newline + 1 if newline >= 0 else -1
