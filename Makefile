@@ -9,13 +9,19 @@ PY := $(BIN)/python
 PYTHON ?= $(shell ./scripts/find-python)
 export PYTEST_ADDOPTS ?=
 
-.PHONY: help run worker test test-all lint bench cluster fuzz venv dev-venv browser redis nginx migrate clean
+.PHONY: help run worker test test-all check lint bench cluster fuzz venv dev-venv browser redis nginx migrate clean
+
+# The suite runs on every core (pytest-xdist, a test database per worker); tests that share one fixed resource (a
+# Redis database they flush) name an xdist_group and run one at a time on one worker.
+PARALLEL ?= -n auto --dist loadgroup
+RUN_ADDR ?= 127.0.0.1:8000
 
 help:
 	@echo "make run    set up .venv, migrate, load demo data, serve on http://127.0.0.1:8000 (SQLite unless DATABASE_URL is set)"
 	@echo "make worker run a Celery worker for the background tasks against CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/1)"
-	@echo "make test   install the dev tools, lint, check migrations, run the test suite (PostgreSQL when one answers)"
-	@echo "make test-all  make test, then the slow tests again at full length (a minute of load)"
+	@echo "make test   install the dev tools, lint, check migrations, run every test in parallel (PostgreSQL when one answers)"
+	@echo "make test-all  make test with the slow tests at full length (a minute of load instead of 10 s)"
+	@echo "make check  the inner loop: lint, types and every test but the browser, server and slow ones, in parallel"
 	@echo "make lint   ruff and mypy only"
 	@echo "make bench  run the benchmarks against PostgreSQL"
 	@echo "make cluster  two app servers behind nginx: a minute of load through them (and one alone), the shared state"
@@ -40,7 +46,7 @@ run: venv
 	DEBUG=1 $(PY) manage.py migrate --no-input
 	DEBUG=1 $(PY) manage.py seed_demo
 	DEBUG=1 $(PY) manage.py create_demo_admin
-	DEBUG=1 $(PY) manage.py runserver 127.0.0.1:8000
+	DEBUG=1 $(PY) manage.py runserver $(RUN_ADDR)
 
 # A worker for the background tasks. Without CELERY_BROKER_URL the application runs them inline, so neither `make run`
 # nor the tests need one.
@@ -87,14 +93,19 @@ test: dev-venv browser redis nginx lint
 	echo "==> Deployment checklist with production settings" && \
 	DATABASE_URL= DEBUG=0 ALLOWED_HOSTS=audit.example.org SECRET_KEY="$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(50))')" \
 	  $(PY) manage.py check --deploy --fail-level WARNING && \
-	DATABASE_URL="$$db" $(BIN)/pytest $(PYTEST_ARGS)
+	DATABASE_URL="$$db" $(BIN)/pytest $(PARALLEL) --durations=25 $(PYTEST_ARGS)
 
-# The tests marked slow run a short version in `make test` (10 seconds of load, 5 through the cluster); here they run
-# again longer (a minute, 15 seconds through the cluster).
-test-all: test
+# The tests marked slow run a short version in `make test` (10 seconds of load, 5 through the cluster); here every
+# test runs once, the slow ones at full length (a minute, 15 seconds through the cluster).
+test-all:
+	MASTERBRAIN_LOAD_SECONDS=60 MASTERBRAIN_CLUSTER_SECONDS=15 $(MAKE) test
+
+# The inner loop: what a change most likely breaks, in a few minutes. The browser tests, the tests that start
+# servers of their own (tests/reliability, the benchmark's smoke run) and the slow ones are left to `make test`.
+check: lint
 	@db=$$(./scripts/test-database-url); \
-	echo "==> The slow tests at full length on: $${db%%\?*}"; \
-	DATABASE_URL="$$db" MASTERBRAIN_LOAD_SECONDS=60 MASTERBRAIN_CLUSTER_SECONDS=15 $(BIN)/pytest -m slow $(PYTEST_ARGS)
+	echo "==> Tests run on: $${db%%\?*}"; \
+	DATABASE_URL="$$db" $(BIN)/pytest $(PARALLEL) -m "not browser and not servers and not slow" --durations=10 $(PYTEST_ARGS)
 
 bench: dev-venv redis
 	$(PY) bench/run.py $(BENCH_ARGS)

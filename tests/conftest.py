@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,11 +12,20 @@ from rest_framework.test import APIClient
 from chats.models import Source
 from chats.services.sources import api_key_create
 
+TESTS = Path(__file__).resolve().parent
+# Feature folders whose every test carries the folder's marker, so that `-m` selects them whatever they are called.
+FOLDER_MARKERS = {"browser": "browser", "reliability": "servers"}
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `postgres` need PostgreSQL features; they are skipped only when the suite runs on SQLite."""
+    """Tests under tests/browser and tests/reliability are marked by their folder. Tests marked `postgres` need
+    PostgreSQL features; they are skipped only when the suite runs on SQLite."""
     from django.conf import settings
 
+    for item in items:
+        folder = item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
+        if marker := FOLDER_MARKERS.get(folder):
+            item.add_marker(marker)
     if settings.IS_POSTGRES:
         return
     skip = pytest.mark.skip(reason="needs PostgreSQL (the suite is running on SQLite)")

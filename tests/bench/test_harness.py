@@ -76,6 +76,7 @@ def test_disjoint_workloads_share_no_conversation():
 
 
 @pytest.mark.postgres
+@pytest.mark.servers  # the benchmark starts gunicorn, a Celery worker and databases of its own: about a minute
 def test_a_smoke_run_prints_every_row():
     env = dict(os.environ)
     env.pop("DATABASE_URL", None)

@@ -184,10 +184,16 @@ class Sweep:
                 self.failures.append(f"{theme} {path}: landmarks or headings out of order: {outline}")
 
 
+# The pages are swept in shards, one test each, so that a parallel run spreads them over its workers; each shard
+# seeds the same demo data and sweeps every SHARDS-th page of the same list.
+SHARDS = 4
+
+
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("shard", range(SHARDS))
 def test_axe_finds_nothing_on_any_page_in_either_theme(
-    browser: Any, live_server: Any, admin_user: User, reviewer: User
+    browser: Any, live_server: Any, admin_user: User, reviewer: User, shard: int
 ) -> None:
     started = time.monotonic()
     call_command("seed_demo", stdout=io.StringIO())
@@ -218,18 +224,21 @@ def test_axe_finds_nothing_on_any_page_in_either_theme(
         page.emulate_media(color_scheme="light")
 
     page.goto(f"{live_server.url}/accounts/login/")
-    check("login", "/accounts/login/")
+    if shard == 0:
+        check("login", "/accounts/login/")
     page.get_by_label("Username").fill("admin")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_load_state("domcontentloaded")
-    for name, path in pages:
+    for name, path in pages[shard::SHARDS]:
         response = page.goto(f"{live_server.url}{path}")
         assert response is not None and response.ok, f"{path}: {response and response.status}"
         check(name, path)
     context.close()
     took = time.monotonic() - seeded
-    print(f"\naxe sweep: {sweep.pages} pages, seeding {seeded - started:.1f} s, sweep {took:.1f} s")
+    print(
+        f"\naxe sweep, shard {shard + 1} of {SHARDS}: {sweep.pages} pages, seeding {seeded - started:.1f} s, sweep {took:.1f} s"
+    )
     for line in sweep.failures + sweep.lesser:
         print(line)
     assert sweep.failures == []

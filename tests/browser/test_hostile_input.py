@@ -350,88 +350,94 @@ def given_panel_holds_the_payload(inspector: Browser, where: str) -> None:
 
 
 @pytest.mark.browser
-def test_every_payload_in_every_field_stays_inert_on_every_page(
+def test_every_payload_stays_inert_on_the_pages_that_show_them_all_side_by_side(
     inspector: Browser, reviewer: User, admin_user: User
 ) -> None:
     started = time.monotonic()
-    stored = {name: ingest_everywhere(payload, reviewer) for name, payload in hostile.cases()}
+    for _, payload in hostile.cases():
+        ingest_everywhere(payload, reviewer)
     ingested = time.monotonic() - started
 
+    inspector.about = "all payloads"
     inspector.sign_in_as("rita")
     # Pages that show every payload at once: their rows and bars side by side.
-    inspector.about = "all payloads"
     inspector.open("/")
     inspector.open("/conversations/", narrow=True)
     inspector.open("/artifacts/", narrow=True)
-    for name, payload in hostile.cases():
-        inspector.about = name
-        item = stored[name]
-        thread = item.record_qa.get_absolute_url()
-        query = urlencode({"q": hostile.short(payload, 200)})
-        inspector.open(f"/conversations/?{query}")
-        # The active branch at its final answer, with the form of its feedback swapped in by htmx (the payloads make
-        # long messages: the thread comes in windows, and the permalink loads the one that holds the answer).
-        if inspector.open(f"{thread}#m-{item.final_answer.pk}", narrow=True):
-            given_panel_holds_the_payload(inspector, thread)
-            block = inspector.page.locator(f"#fb-{item.final_answer.pk}")
-            block.get_by_role("link", name="Edit your feedback").click()
-            block.get_by_label("Corrected answer").wait_for()
-            if inspector.check(f"{thread} with the feedback form open"):
-                shown = (
-                    block.get_by_label("Comment").input_value(),
-                    block.get_by_label("Corrected answer").input_value(),
-                )
-                inspector.expect(shown == (payload, payload), thread, "the feedback broke out of its textareas")
-        # The other branch, with the conversation's feedback form open (the way without JavaScript).
-        if inspector.open(f"{thread}?at={item.other_branch_leaf.pk}&feedback=conversation"):
-            shown = inspector.page.locator("#fb-conversation-comment").input_value()
-            inspector.expect(shown == payload, thread, "the comment broke out of its textarea")
-        inspector.open(item.chat_history.get_absolute_url(), narrow=True)
-        # The payload as an artifact id: its page, its versions and their diff.
-        if InjectedArtifact.objects.filter(artifact_id=payload).exists():
-            inspector.open(reverse("chats:artifact_detail", args=[payload]), narrow=True)
-        # The fragment htmx swaps in, opened on its own: a bare piece of HTML without the site's stylesheet, so its
-        # layout is checked where it is shown (above), not here.
-        inspector.open(
-            f"/conversations/{item.record_qa.uuid}/feedback/form/?message={item.final_answer.pk}", layout=False
-        )
-        # The review queue, filtered by the payload, lands on a thread.
-        if inspector.open(f"/conversations/next/?{query}"):
-            inspector.expect("/next/" not in inspector.page.url, "next", "the queue did not open a conversation")
-
     inspector.sign_in_as("admin")
-    inspector.about = "all payloads"
     for changelist in ["conversation", "source", "label", "feedback", "auditevent"]:
         inspector.open(f"/admin/chats/{changelist}/")
     inspector.open("/audit/", narrow=True)
-    for name, payload in hostile.cases():
-        inspector.about = name
-        item = stored[name]
-        # What an auditor reads: the thread with its Activity panel, and an event with its diff.
-        inspector.open(item.record_qa.get_absolute_url(), narrow=True)
-        inspector.open(f"/audit/{item.audit_event.pk}/", narrow=True)
-        of_conversation = f"conversation__id__exact={item.record_qa.pk}"
-        for model in ["message", "toolcall", "injectedartifact"]:
-            path = f"/admin/chats/{model}/?{of_conversation}"
-            if inspector.open(path):
-                rows = inspector.page.locator("#result_list tbody tr").count()
-                inspector.expect(rows > 0 and "e=1" not in inspector.page.url, path, "the changelist shows no rows")
-        for path in [
-            f"/admin/chats/conversation/?{urlencode({'q': hostile.short(payload, 100)})}",
-            f"/admin/chats/conversation/{item.record_qa.pk}/change/",
-            f"/admin/chats/conversation/{item.chat_history.pk}/change/",
-            f"/admin/chats/message/{item.user_message.pk}/change/",
-            f"/admin/chats/message/{item.calls_message.pk}/change/",
-            f"/admin/chats/message/{item.result_message.pk}/change/",
-            f"/admin/chats/label/{item.label.pk}/change/",
-            f"/admin/chats/feedback/{item.feedback.pk}/change/",
-            f"/admin/chats/auditevent/{item.audit_event.pk}/change/",
-        ]:
-            inspector.open(path)
-    print(
-        f"\n{len(hostile.PAYLOADS)} payloads x {len(hostile.FIELDS)} fields: ingested in {ingested:.1f}s, "
-        f"{len(inspector.timings)} pages checked in {sum(inspector.timings.values()):.1f}s"
-    )
+    print(f"\n{len(hostile.PAYLOADS)} payloads ingested in {ingested:.1f}s, {len(inspector.timings)} pages checked")
+    inspector.assert_no_failures()
+
+
+# One test per payload (they spread over the parallel run's workers): the payload in every field, every page that
+# shows one conversation, one artifact or one event.
+@pytest.mark.browser
+@pytest.mark.parametrize("name", list(hostile.PAYLOADS))
+def test_a_payload_in_every_field_stays_inert_on_every_page_that_shows_it(
+    inspector: Browser, reviewer: User, admin_user: User, name: str
+) -> None:
+    payload = hostile.PAYLOADS[name]
+    item = ingest_everywhere(payload, reviewer)
+    inspector.about = name
+
+    inspector.sign_in_as("rita")
+    thread = item.record_qa.get_absolute_url()
+    query = urlencode({"q": hostile.short(payload, 200)})
+    inspector.open(f"/conversations/?{query}")
+    # The active branch at its final answer, with the form of its feedback swapped in by htmx (the payloads make
+    # long messages: the thread comes in windows, and the permalink loads the one that holds the answer).
+    if inspector.open(f"{thread}#m-{item.final_answer.pk}", narrow=True):
+        given_panel_holds_the_payload(inspector, thread)
+        block = inspector.page.locator(f"#fb-{item.final_answer.pk}")
+        block.get_by_role("link", name="Edit your feedback").click()
+        block.get_by_label("Corrected answer").wait_for()
+        if inspector.check(f"{thread} with the feedback form open"):
+            shown = (
+                block.get_by_label("Comment").input_value(),
+                block.get_by_label("Corrected answer").input_value(),
+            )
+            inspector.expect(shown == (payload, payload), thread, "the feedback broke out of its textareas")
+    # The other branch, with the conversation's feedback form open (the way without JavaScript).
+    if inspector.open(f"{thread}?at={item.other_branch_leaf.pk}&feedback=conversation"):
+        shown = inspector.page.locator("#fb-conversation-comment").input_value()
+        inspector.expect(shown == payload, thread, "the comment broke out of its textarea")
+    inspector.open(item.chat_history.get_absolute_url(), narrow=True)
+    # The payload as an artifact id: its page, its versions and their diff.
+    if InjectedArtifact.objects.filter(artifact_id=payload).exists():
+        inspector.open(reverse("chats:artifact_detail", args=[payload]), narrow=True)
+    # The fragment htmx swaps in, opened on its own: a bare piece of HTML without the site's stylesheet, so its
+    # layout is checked where it is shown (above), not here.
+    inspector.open(f"/conversations/{item.record_qa.uuid}/feedback/form/?message={item.final_answer.pk}", layout=False)
+    # The review queue, filtered by the payload, lands on a thread.
+    if inspector.open(f"/conversations/next/?{query}"):
+        inspector.expect("/next/" not in inspector.page.url, "next", "the queue did not open a conversation")
+
+    inspector.sign_in_as("admin")
+    # What an auditor reads: the thread with its Activity panel, and an event with its diff.
+    inspector.open(thread, narrow=True)
+    inspector.open(f"/audit/{item.audit_event.pk}/", narrow=True)
+    of_conversation = f"conversation__id__exact={item.record_qa.pk}"
+    for model in ["message", "toolcall", "injectedartifact"]:
+        path = f"/admin/chats/{model}/?{of_conversation}"
+        if inspector.open(path):
+            rows = inspector.page.locator("#result_list tbody tr").count()
+            inspector.expect(rows > 0 and "e=1" not in inspector.page.url, path, "the changelist shows no rows")
+    for path in [
+        f"/admin/chats/conversation/?{urlencode({'q': hostile.short(payload, 100)})}",
+        f"/admin/chats/conversation/{item.record_qa.pk}/change/",
+        f"/admin/chats/conversation/{item.chat_history.pk}/change/",
+        f"/admin/chats/message/{item.user_message.pk}/change/",
+        f"/admin/chats/message/{item.calls_message.pk}/change/",
+        f"/admin/chats/message/{item.result_message.pk}/change/",
+        f"/admin/chats/label/{item.label.pk}/change/",
+        f"/admin/chats/feedback/{item.feedback.pk}/change/",
+        f"/admin/chats/auditevent/{item.audit_event.pk}/change/",
+    ]:
+        inspector.open(path)
+    report_timings(name, inspector)
     inspector.assert_no_failures()
 
 

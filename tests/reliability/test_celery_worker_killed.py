@@ -40,7 +40,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 import pytest
@@ -52,7 +52,8 @@ from chats.services.ingest_queue import QUEUED_CHUNK
 from tests.reliability import base_url
 from tests.reliability.test_worker_killed import external_id, message_count, scalar
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+# The broker is a fixed Redis database that the test flushes: its tests run one at a time on one worker.
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.xdist_group("redis-db-11")]
 
 BROKER = "redis://127.0.0.1:6379/11"
 # Seconds: short, for the redelivery to come soon. The task runs longer than that, which only one worker at a time
@@ -134,6 +135,19 @@ def kill_mid_chunk(database: Database, worker: Worker, conn: psycopg.Connection[
     return outcomes(conn)
 
 
+def wait_until_redeliverable(broker: redis.Redis) -> None:
+    """Wait until the unacknowledged message was delivered more than the visibility timeout ago (kombu's Redis
+    transport scores each delivery by its time in the sorted set `unacked_index`)."""
+    deadline = time.monotonic() + VISIBILITY_TIMEOUT + 30
+    while time.monotonic() < deadline:
+        delivered = cast(list[tuple[bytes, float]], broker.zrange("unacked_index", 0, -1, withscores=True))
+        assert len(delivered) == 1, delivered
+        if time.time() - delivered[0][1] > VISIBILITY_TIMEOUT + 0.5:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the message never became due for redelivery")
+
+
 def test_a_worker_killed_mid_task_leaves_every_document_stored_exactly_once_after_redelivery(
     stack: tuple[Database, Server, str, dict[str, str]], broker: redis.Redis
 ) -> None:
@@ -162,7 +176,7 @@ def test_a_worker_killed_mid_task_leaves_every_document_stored_exactly_once_afte
             # The message was delivered and never acknowledged: Redis keeps it until the visibility timeout.
             assert broker.hlen("unacked") == 1
 
-            time.sleep(VISIBILITY_TIMEOUT + 1)  # past it, the next worker to start puts the message back
+            wait_until_redeliverable(broker)  # the next worker to start then puts the message back
             second = Worker(env, "second")
             deadline = time.monotonic() + 180
             while outcomes(conn).get("queued", 0):

@@ -26,6 +26,7 @@ REDIS_URL = "redis://127.0.0.1:6379/15"
 
 @pytest.mark.postgres
 @pytest.mark.slow
+@pytest.mark.xdist_group("redis-db-15")  # a fixed Redis database, flushed by the run
 def test_two_instances_behind_nginx_share_the_database_sessions_and_throttles() -> None:
     report = cluster_run(
         database_url=base_url(),

@@ -113,6 +113,19 @@ class Pair:
                 assert time.monotonic() < deadline, "replay did not pause"
                 time.sleep(0.05)
 
+    def wait_until_lag_exceeds(self, seconds: float, timeout: float = 20) -> None:
+        """Wait (replay paused) until the last transaction the standby replayed is older than ``seconds``."""
+        deadline = time.monotonic() + timeout
+        with self.replica.connect() as conn:
+            while time.monotonic() < deadline:
+                row = conn.execute(
+                    "SELECT now() - pg_last_xact_replay_timestamp() > make_interval(secs => %s)", [seconds]
+                ).fetchone()
+                if row is not None and row[0]:
+                    return
+                time.sleep(0.05)
+        raise AssertionError(f"the replica's lag did not pass {seconds} s")
+
     def resume(self) -> None:
         with self.replica.connect() as conn:
             conn.execute("SELECT pg_wal_replay_resume()")
@@ -369,7 +382,8 @@ def test_a_lagging_replica_leaves_reads_on_the_primary_with_a_notice(site: Site)
     try:
         site.retitle("Retitled while the replica lags")
         site.pair.wait_until_replica(received=True)
-        time.sleep(1.5)  # the last transaction replayed is now older than the 1 s the strict server tolerates
+        # The last transaction replayed becomes older than the 1 s the strict server tolerates.
+        site.pair.wait_until_lag_exceeds(1.05)
 
         listed = bob.get("/conversations/")
         thread = bob.get(f"/conversations/{site.conversation}/")
