@@ -11,6 +11,9 @@ from rest_framework.test import APIClient
 
 from chats.models import Source
 from chats.services.sources import api_key_create
+from tests import flush
+
+flush.install()
 
 TESTS = Path(__file__).resolve().parent
 # Feature folders whose every test carries the folder's marker, so that `-m` selects them whatever they are called.

@@ -36,7 +36,7 @@ from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
 from chats.services.sources import api_key_create
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 pytestmark = pytest.mark.django_db
 
