@@ -36,7 +36,8 @@ import pytest
 from bench.server import ROOT, Server, free_port, server_env
 
 # About 30 s on an idle machine, most of it migrating the database and starting the two servers.
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+# One primary and standby for the module (session fixtures): its tests run on one worker, which builds them once.
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.xdist_group("replica")]
 
 BIN = Path(os.environ.get("MASTERBRAIN_PG_BIN", "/usr/lib/postgresql/15/bin"))
 PASSWORD = "correct horse battery staple"
