@@ -21,7 +21,7 @@ from chats.services.datasets import dataset_snapshot_create
 from chats.services.feedback import feedback_submit
 from chats.services.review import item_lease_next, item_resolve, review_submit
 from tests import factories
-from tests.review_builders import ANSWERS, fill_queue, make_lead, make_queue
+from tests.factories.review import ANSWERS, fill_queue, make_lead, make_queue
 
 SCALING = Path(__file__).resolve().parents[1] / "docs" / "SCALING.md"
 

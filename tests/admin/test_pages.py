@@ -40,7 +40,7 @@ from chats.models import (
 from chats.services.ingestion import conversation_ingest
 from chats.services.review import conversation_set_review_status
 from chats.services.sources import api_key_create
-from tests.admin import builders
+from tests.factories import admin as builders
 
 ROLES = ["user", "assistant", "tool", "assistant"]
 

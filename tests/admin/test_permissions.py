@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from chats.models import Feedback
-from tests.admin import builders
+from tests.factories import admin as builders
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
 from chats.models import Queue, QueueItem, Source
-from tests.review_builders import fill_queue, make_lead, make_queue
+from tests.factories.review import fill_queue, make_lead, make_queue
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,15 @@ from rest_framework.test import APIClient
 
 from chats.models import AuditEvent, Conversation, Source
 from chats.services.feedback import feedback_submit
-from tests.api.test_policy_verdicts import (
+from tests.factories import make_conversation, make_labels
+from tests.factories.artifacts import (
+    FIRST_MARKDOWN,
+    PROTOCOL,
+    SECOND_MARKDOWN,
+    protocol_document,
+    two_versions_in_three_conversations,
+)
+from tests.factories.policy import (
     DISABLED_RECORD,
     LISTED_DISCUSSION,
     NEVER_USED,
@@ -21,14 +29,6 @@ from tests.api.test_policy_verdicts import (
     UNLISTED_DISCUSSION,
     document,
 )
-from tests.artifact_documents import (
-    FIRST_MARKDOWN,
-    PROTOCOL,
-    SECOND_MARKDOWN,
-    protocol_document,
-    two_versions_in_three_conversations,
-)
-from tests.factories import make_conversation, make_labels
 
 pytestmark = pytest.mark.django_db
 

@@ -18,8 +18,8 @@ from chats.selectors import exports
 from chats.services.feedback import feedback_submit
 from chats.services.review import conversation_set_review_status
 from tests.export.cases import artifacts_view, comparable, input_cases, messages_view
-from tests.export.documents import CHAT_DOCUMENT, CHAT_GRAPH
 from tests.factories import ingest, last_assistant, make_conversation, make_labels
+from tests.factories.export_documents import CHAT_DOCUMENT, CHAT_GRAPH
 
 pytestmark = pytest.mark.django_db
 

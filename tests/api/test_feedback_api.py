@@ -13,7 +13,7 @@ from chats.models import AuditEvent, Feedback, Label, Message
 from chats.services.ingestion import conversation_ingest
 from chats.services.sources import api_key_create
 from tests.factories import last_assistant, make_conversation, make_labels
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 pytestmark = pytest.mark.django_db
 

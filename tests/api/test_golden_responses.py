@@ -30,7 +30,7 @@ from django.test import Client
 from chats.models import Conversation, Feedback, IngestionReceipt, Label, Message, Source
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from chats.models import Conversation, Message, ToolCall
 
-# NUL cannot be stored in PostgreSQL and is refused (tested in test_ingest_api), so valid text has none.
+# NUL cannot be stored in PostgreSQL and is refused (tested in tests/api/test_ingest_views.py), so valid text has none.
 text = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=40)
 part = st.one_of(
     st.builds(lambda t: {"type": "text", "text": t}, text),

@@ -8,7 +8,6 @@ list is injected, and the context lists a protocol that is never used.
 
 from __future__ import annotations
 
-import copy
 import importlib
 import json
 from typing import Any
@@ -19,15 +18,19 @@ from rest_framework.test import APIClient
 
 from chats.models import ContextArtifactId, Conversation, InjectedArtifact
 from tests.factories import make_conversation
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
+from tests.factories.policy import (
+    DISABLED_RECORD,
+    LISTED_DISCUSSION,
+    NEVER_USED,
+    PERMITTED,
+    UNLISTED_DISCUSSION,
+    document,
+    injection,
+    post,
+)
 
 pytestmark = pytest.mark.django_db
-
-PERMITTED = "airalogy.id.lab.example.protocol.v.0.0.1"  # seed 001's (not well formed: no project)
-NEVER_USED = "airalogy.id.protocol.6e8a0c2e-4f6b-4d8c-a0e2-3b5d7f9a1c3e.v.3"
-DISABLED_RECORD = "airalogy.id.record.3f9c2a1e-7b4d-4c8a-9e2f-6a1b5c7d8e90.v.2"
-LISTED_DISCUSSION = "airalogy.id.discussion.c2d4e6f8-1a3b-4c5d-9e7f-0a2b4c6d8e1f"
-UNLISTED_DISCUSSION = "airalogy.id.discussion.0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e"
 
 VERDICTS = {PERMITTED: "permitted", DISABLED_RECORD: "kind_not_enabled", UNLISTED_DISCUSSION: "not_listed"}
 LISTED = [
@@ -36,50 +39,6 @@ LISTED = [
     {"kind": "record", "artifact_id": DISABLED_RECORD, "id_well_formed": True, "state": "used"},
     {"kind": "discussion", "artifact_id": LISTED_DISCUSSION, "id_well_formed": True, "state": "unused"},
 ]
-
-
-def _injection(call_id: str, tool: str, ids_key: str, artifact_id: str, items_key: str) -> list[dict[str, Any]]:
-    arguments = json.dumps({ids_key: [artifact_id]})
-    call = {"id": call_id, "type": "function", "function": {"name": tool, "arguments": arguments}}
-    item = {f"airalogy_{items_key[9:-1]}_id": artifact_id, "content": "…"}
-    return [
-        {"role": "assistant", "content": "", "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": call_id, "content": json.dumps({items_key: [item]})},
-    ]
-
-
-def document(*, records_enabled: bool = False, discussions: list[str] | None = None) -> dict[str, Any]:
-    """Seed 001 with a second turn; `records_enabled` and `discussions` change its context."""
-    seed = load_fixture("record_qa/seed_protocol_injection.json")
-    grown: dict[str, Any] = copy.deepcopy(seed)
-    grown["context"] = {
-        "inject_airalogy_protocols": {"enabled": True, "airalogy_protocol_ids": [PERMITTED, NEVER_USED]},
-        "inject_airalogy_records": {"enabled": records_enabled, "airalogy_record_ids": [DISABLED_RECORD]},
-        "inject_airalogy_discussions": {
-            "enabled": True,
-            "scope": "protocol",
-            "airalogy_discussion_ids": discussions if discussions is not None else [LISTED_DISCUSSION],
-        },
-    }
-    grown["main_messages"] += [
-        {"role": "user", "content": "And what did the last run record, and what did people say about it?"},
-        *_injection("call_r", "inject_airalogy_records", "airalogy_record_ids", DISABLED_RECORD, "airalogy_records"),
-        *_injection(
-            "call_d",
-            "inject_airalogy_discussions",
-            "airalogy_discussion_ids",
-            UNLISTED_DISCUSSION,
-            "airalogy_discussions",
-        ),
-        {"role": "assistant", "content": "The run recorded 42 ng/µL; the discussion suggests a longer elution."},
-    ]
-    return grown
-
-
-def post(client: APIClient, url: str, body: Any) -> Any:
-    response = client.post(url, data=json.dumps(body), content_type="application/json")
-    assert response.status_code in (200, 201), response.json()
-    return response.json()
 
 
 @pytest.fixture
@@ -212,7 +171,7 @@ def test_the_detail_of_a_conversation_with_a_context_takes_the_same_queries_what
     small = post(ingest_client, "/api/v1/ingest/", document())["conversation"]
     long_document = document() | {"chat_id": "long"}
     for turn in range(30):
-        long_document["main_messages"] += _injection(
+        long_document["main_messages"] += injection(
             f"call_{turn}", "inject_airalogy_protocols", "airalogy_protocol_ids", NEVER_USED, "airalogy_protocols"
         )
     large = post(ingest_client, "/api/v1/ingest/", long_document)["conversation"]
@@ -253,7 +212,7 @@ def test_a_resend_that_adds_an_injection_of_a_listed_id_marks_it_used(
 ) -> None:
     first = post(ingest_client, "/api/v1/ingest/", document())
     longer = document()
-    longer["main_messages"] += _injection(
+    longer["main_messages"] += injection(
         "call_late", "inject_airalogy_protocols", "airalogy_protocol_ids", NEVER_USED, "airalogy_protocols"
     )
 

@@ -14,7 +14,7 @@ from chats.models import AuditEvent, Conversation, Queue, QueueItem, QueueRule, 
 from chats.review.sampling import rule_takes
 from chats.services.bulk_writer import conversations_ingest_bulk
 from tests.factories import make_messages
-from tests.review_builders import make_lead, make_queue
+from tests.factories.review import make_lead, make_queue
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,7 @@ from chats.models import AuditEvent, Conversation, InjectedArtifact, Queue
 from chats.services.export_jobs import export_job_create
 from chats.services.review import queue_add_conversations
 from tests.browser.conftest import PASSWORD
-from tests.review_builders import make_queue
+from tests.factories.review import make_queue
 
 # The dark theme changes colours only: there axe checks the rules about colour; the light pass checks them all.
 THEMES: dict[str, tuple[str, ...]] = {"light": (), "dark": ("color-contrast", "link-in-text-block")}

@@ -12,16 +12,17 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from chats.models import Conversation
-from tests.api.test_policy_verdicts import (
+from tests.browser.conftest import Problems, sign_in
+from tests.factories.policy import (
     DISABLED_RECORD,
     LISTED_DISCUSSION,
     NEVER_USED,
     PERMITTED,
+    SYSTEM_PROMPT,
     UNLISTED_DISCUSSION,
+    given_document,
     post,
 )
-from tests.browser.conftest import Problems, sign_in
-from tests.views.test_given_panel import SYSTEM_PROMPT, given_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -30,7 +30,7 @@ from chats.models import AuditEvent, Conversation, Feedback, InjectedArtifact, L
 from chats.services.feedback import feedback_submit
 from chats.services.sources import api_key_create, source_get_or_create
 from tests.browser.conftest import Problems, sign_in
-from tests.security import hostile
+from tests.factories import hostile
 from tests.security.raw_ingest import post
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 
 from chats.models import Source
 from tests.browser.conftest import Problems, sign_in
-from tests.views.test_remote_images import TRUSTED, TRUSTED_HOST, image_thread, trust_image_hosts
+from tests.test_remote_media_pages import TRUSTED, TRUSTED_HOST, image_thread, trust_image_hosts
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

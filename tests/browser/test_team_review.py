@@ -17,7 +17,7 @@ from chats.services.review import queue_add_conversations
 from tests import factories
 from tests.browser.conftest import Problems, sign_in
 from tests.browser.test_given_panel import axe_violations
-from tests.review_builders import make_lead, make_queue
+from tests.factories.review import make_lead, make_queue
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

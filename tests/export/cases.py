@@ -16,9 +16,8 @@ from chats.export import CAPABILITIES, FORMATS, active_path
 from chats.ingest import parse_document
 from chats.ingest.canonical import Conversation, Message, ParseError
 from chats.ingest.files import iter_items
-from tests.fixture_documents import valid_documents
-
-from .documents import DOCUMENTS
+from tests.factories.documents import valid_documents
+from tests.factories.export_documents import DOCUMENTS
 
 
 def input_cases() -> list[Any]:

@@ -9,8 +9,8 @@ import pytest
 
 from chats.export import training_record
 from chats.ingest import parse_document
+from tests.factories.exports import branched_conversation, call, injection_conversation, tool_conversation
 
-from .builders import branched_conversation, call, injection_conversation, tool_conversation
 from .cases import input_cases
 
 PROVENANCE = {"source": "masterbrain", "external_id": "airalogy.id.chat.0001", "feedback_ids": [7]}

@@ -348,7 +348,6 @@ def unrooted(parent_of: dict[str, str | None]) -> set[str]:
     return stuck
 
 
-
 def check_orphan_results(conversation: Conversation) -> None:
     """A result naming a call that no message makes is kept, flagged as an orphan at the result's message."""
     calls = {call.call_id for message in conversation.messages for call in message.tool_calls}

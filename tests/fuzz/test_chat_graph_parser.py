@@ -10,9 +10,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from chats.ingest.canonical import Conversation, ParseError
-from tests.fuzz.parser_checks import PARSERS, check_orphan_results, exercise, unrooted
+from tests.fuzz.parser_checks import GRAPH_NODE_KEYS, PARSERS, check_orphan_results, exercise, unrooted
 from tests.fuzz.strategies import CALL_IDS, NODE_IDS, json_values, keys, numbers, texts
-from tests.fuzz.parser_checks import GRAPH_NODE_KEYS
 
 
 @st.composite

@@ -14,7 +14,6 @@ from chats import jsonio
 from tests.fuzz.parser_checks import PARSERS, exercise
 from tests.fuzz.strategies import json_values
 
-
 DOCUMENTED_DECODE_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, jsonio.NotStrictJson)
 
 

@@ -1,1 +1,1 @@
-"""The parsers, one module per input format, on the fixture documents of ``tests.fixture_documents``."""
+"""The parsers, one module per input format, on the fixture documents of ``tests.factories.documents``."""

@@ -4,7 +4,7 @@ import pytest
 
 from chats.ingest import chat_graph, detect_format, parse_document
 from chats.ingest.canonical import ParseError
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 
 @pytest.fixture(scope="module")

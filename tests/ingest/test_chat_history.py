@@ -2,7 +2,7 @@ import pytest
 
 from chats.ingest import chat_history, parse_document
 from chats.ingest.canonical import ParseError
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 
 def test_plain_chat_history_is_a_chain_without_an_id():

@@ -5,7 +5,7 @@ import pytest
 
 from chats.ingest import chatgpt_export, parse_document
 from chats.ingest.canonical import FEEDBACK_ORIGIN_CHATGPT
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 # Node ids of chats/demo/documents/chatgpt_export/colony_pcr_branches_and_tools.json
 SYSTEM = "eaaf5674-dd61-5f42-998a-10829e13c472"

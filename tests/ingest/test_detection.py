@@ -2,7 +2,7 @@ import pytest
 
 from chats.ingest import detect_format, parse_document
 from chats.ingest.canonical import FORMATS, ParseError
-from tests.fixture_documents import fixture_name, load_fixture, valid_documents
+from tests.factories.documents import fixture_name, load_fixture, valid_documents
 
 NOT_ONE_CONVERSATION = {"chatgpt_export/conversations.json"}  # a whole export: several conversations
 VALID_FIXTURES = [name for path in valid_documents() if (name := fixture_name(path)) not in NOT_ONE_CONVERSATION]

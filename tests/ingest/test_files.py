@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 from chats.ingest.files import ArchiveLimits, iter_items
-from tests.fixture_documents import fixture_path, load_fixture
+from tests.factories.documents import fixture_path, load_fixture
 
 
 def test_a_whole_conversations_json_gives_each_conversation_with_its_feedback(tmp_path: Path) -> None:

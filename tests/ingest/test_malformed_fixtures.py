@@ -2,7 +2,7 @@ import pytest
 
 from chats.ingest import parse_document
 from chats.ingest.canonical import ParseError
-from tests.fixture_documents import fixture_name, load_fixture, malformed_documents
+from tests.factories.documents import fixture_name, load_fixture, malformed_documents
 
 CONVERSATION = "/mapping/dbe66777-7978-5696-bde3-e1d2af6965a4"
 CYCLE_NODES = [

@@ -2,7 +2,7 @@ import pytest
 
 from chats.ingest import openai, parse_document
 from chats.ingest.canonical import ParseError, chain_key, content_key
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 
 def parse_fixture(name):

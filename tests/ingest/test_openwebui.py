@@ -6,7 +6,7 @@ import pytest
 
 from chats.ingest import detect_format, openwebui, parse_document
 from chats.ingest.canonical import FEEDBACK_ORIGIN_OPENWEBUI, ParseError
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 # Message ids of chats/demo/documents/openwebui/colony_pcr_regenerated_and_rated.json
 GEL_QUESTION = "1f0c6a52-3d8e-4b8f-9a61-2c7e5b0d9f13"

@@ -26,7 +26,7 @@ from chats.ingest.policy import (
     policy_verdicts,
     read_context,
 )
-from tests.fixture_documents import load_fixture
+from tests.factories.documents import load_fixture
 
 P1 = "airalogy.id.lab.molecular_biology.project.qpcr_validation.protocol.sybr_green_qpcr.v.1.2.0"
 P2 = "airalogy.id.protocol.9d1f3b5d-7e9a-4b1c-8d3e-5f7a9b1c3d5e"

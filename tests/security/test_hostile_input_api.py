@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from chats.models import Conversation, InjectedArtifact, Message, ToolCall
-from tests.security import hostile
+from tests.factories import hostile
 from tests.security.raw_ingest import BULK, assert_refused_with_paths, post
 
 pytestmark = pytest.mark.django_db

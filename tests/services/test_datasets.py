@@ -10,7 +10,7 @@ from chats.errors import InvalidInput, NotAllowed
 from chats.models import AuditEvent, DatasetItem, QueueItem, Source
 from chats.services.datasets import dataset_snapshot_create
 from chats.services.review import item_resolve
-from tests.review_builders import ANSWERS, fill_queue, make_lead, make_queue
+from tests.factories.review import ANSWERS, fill_queue, make_lead, make_queue
 
 pytestmark = pytest.mark.django_db
 

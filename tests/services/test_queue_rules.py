@@ -1,5 +1,6 @@
 """Queue rules: a saved set of the list's filters and a sampling rate, applied by both ingestion writers and by a
-lead's run over what is stored; sampled by one stable hash, so that nothing is ever added twice."""
+lead's run over what is stored; sampled by one stable hash (tests/review/test_sampling.py), so that nothing is ever
+added twice."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from chats.services.bulk_writer import conversations_ingest_bulk
 from chats.services.ingestion import conversation_ingest
 from chats.services.queue_rules import rule_create, rule_delete, rule_run, rule_update
 from tests.factories import make_messages
-from tests.review_builders import make_lead, make_queue
+from tests.factories.review import make_lead, make_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -48,17 +49,6 @@ def lead() -> User:
 @pytest.fixture
 def queue(lead: User) -> Queue:
     return make_queue(lead, [])
-
-
-# --- the sample
-
-
-def test_the_sample_is_a_stable_hash_of_the_rule_and_the_conversation() -> None:
-    conversation = Conversation(external_id="x")
-    assert rule_takes(7, conversation.uuid, Decimal("0.5")) == rule_takes(7, conversation.uuid, Decimal("0.5"))
-    assert rule_takes(7, conversation.uuid, Decimal(1))
-    taken = [rule_takes(7, Conversation().uuid, Decimal("0.2")) for _ in range(2000)]
-    assert 0.15 * 2000 < sum(taken) < 0.25 * 2000
 
 
 # --- running a rule over what is stored

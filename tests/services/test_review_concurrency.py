@@ -11,7 +11,7 @@ from django.db import connection, connections
 
 from chats.models import Lease, Queue, QueueItem, Source
 from chats.services.review import item_lease_next
-from tests.review_builders import fill_queue, make_lead, make_queue
+from tests.factories.review import fill_queue, make_lead, make_queue
 
 ITEMS = 10
 REVIEWS_PER_ITEM = 2
