@@ -19,6 +19,9 @@ from chats.db_router import REPLICA, ReplicaPosition, ReplicaRouter, Route, lsn,
 from chats.models import Conversation, Source
 from tests import factories
 
+# engines: the replica is configured per engine; CI runs this file again on SQLite.
+pytestmark = pytest.mark.engines
+
 PRIMARY = DEFAULT_DB_ALIAS
 
 

@@ -23,6 +23,9 @@ from chats.services.review import item_lease_next, item_resolve, review_submit
 from tests import factories
 from tests.factories.review import ANSWERS, fill_queue, make_lead, make_queue
 
+# engines: citus_ddl refuses engines other than PostgreSQL; CI runs this file again on SQLite.
+pytestmark = pytest.mark.engines
+
 SCALING = Path(__file__).resolve().parents[1] / "docs" / "SCALING.md"
 
 

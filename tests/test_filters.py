@@ -34,7 +34,8 @@ from tests import factories
 from tests.factories import ingest, make_conversation, make_messages
 from tests.factories.documents import load_fixture
 
-pytestmark = pytest.mark.django_db
+# engines: the model-setting filter and search take a branch per engine; CI runs this file again on SQLite.
+pytestmark = [pytest.mark.django_db, pytest.mark.engines]
 
 MALFORMED_PROTOCOL = "protocol-12"  # not airalogy.id.lab.<lab>.project.<project>.protocol.<name>.v.<version>
 WELL_FORMED_PROTOCOL = "airalogy.id.lab.zhang_lab.project.pcr_opt.protocol.touchdown_pcr.v.0.2.1"

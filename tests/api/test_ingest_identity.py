@@ -19,7 +19,8 @@ from rest_framework.test import APIClient
 from chats.models import AuditEvent, Conversation, Feedback, IngestionReceipt, Message, Source
 from chats.services.ingestion import conversation_ingest
 
-pytestmark = pytest.mark.django_db
+# engines: id-less documents are serialised by an advisory lock on PostgreSQL only; CI runs this file again on SQLite.
+pytestmark = [pytest.mark.django_db, pytest.mark.engines]
 
 
 def user(text: str) -> dict[str, Any]:

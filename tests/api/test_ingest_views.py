@@ -21,7 +21,8 @@ HISTORY = [
 ]
 DOCUMENT = {"conversation_id": "123456", "chat_history": HISTORY}
 
-pytestmark = pytest.mark.django_db
+# engines: bulk ingest takes the set-based path on PostgreSQL only; CI runs this file again on SQLite.
+pytestmark = [pytest.mark.django_db, pytest.mark.engines]
 
 
 def post_json(client: APIClient, url: str, body: object) -> _MonkeyPatchedResponse:

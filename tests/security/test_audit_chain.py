@@ -29,7 +29,8 @@ from chats.services.ingestion import conversation_ingest
 from chats.services.review import conversation_set_review_status
 from tests.factories import make_conversation
 
-pytestmark = pytest.mark.django_db
+# engines: the chain head is locked per engine; CI runs this file again on SQLite.
+pytestmark = [pytest.mark.django_db, pytest.mark.engines]
 
 TABLE = "chats_auditevent"
 TRIGGER = "chats_auditevent_append_only"

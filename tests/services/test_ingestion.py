@@ -18,6 +18,9 @@ from chats.services import plan_writer
 from chats.services.ingestion import IngestResult, conversation_ingest
 from chats.services.search import search_index
 
+# engines: primary keys are reserved per engine; CI runs this file again on SQLite.
+pytestmark = pytest.mark.engines
+
 HISTORY: list[dict[str, Any]] = [
     {"role": "user", "content": "Why are there nonspecific PCR bands?"},
     {

@@ -23,7 +23,8 @@ from chats.services.bulk_writer import conversations_ingest_bulk
 from chats.services.ingestion import conversation_ingest
 from chats.services.receipts import receipt_payloads_prune
 
-pytestmark = pytest.mark.django_db
+# engines: payloads are stored and pruned per engine; CI runs this file again on SQLite.
+pytestmark = [pytest.mark.django_db, pytest.mark.engines]
 
 
 def chat(chat_id: str, *answers: str) -> dict[str, Any]:

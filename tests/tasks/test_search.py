@@ -23,7 +23,8 @@ from tests import factories
 
 BROKER = "redis://127.0.0.1:6379/9"
 # The broker is that fixed Redis database, flushed by its tests: they run one at a time on one worker.
-pytestmark = pytest.mark.xdist_group("redis-db-9")
+# engines: the indexer builds vectors on PostgreSQL and only clears marks on SQLite; CI runs this file again on SQLite.
+pytestmark = [pytest.mark.xdist_group("redis-db-9"), pytest.mark.engines]
 
 
 def _document(n: int) -> dict[str, Any]:
