@@ -20,6 +20,7 @@ TESTS = Path(__file__).resolve().parent
 FOLDER_MARKERS = {"browser": "browser", "reliability": "servers"}
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-xdist has named the groups in the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests under tests/browser and tests/reliability are marked by their folder. Tests marked `postgres` need
     PostgreSQL features; they are skipped only when the suite runs on SQLite."""
@@ -29,6 +30,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         folder = item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
         if marker := FOLDER_MARKERS.get(folder):
             item.add_marker(marker)
+    if config.getvalue("loadgroup"):
+        ungrouped = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+        if ungrouped:
+            raise pytest.UsageError(f"pytest-xdist did not group {ungrouped[0]}: its xdist_group would be ignored")
     if settings.IS_POSTGRES:
         return
     skip = pytest.mark.skip(reason="needs PostgreSQL (the suite is running on SQLite)")
