@@ -101,11 +101,12 @@ test-all:
 	MASTERBRAIN_LOAD_SECONDS=60 MASTERBRAIN_CLUSTER_SECONDS=15 $(MAKE) test
 
 # The inner loop: what a change most likely breaks, in a few minutes. The browser tests, the tests that start
-# servers of their own (tests/reliability, the benchmark's smoke run) and the slow ones are left to `make test`.
+# servers of their own (tests/reliability, the benchmark's smoke run) and the slow ones are left to `make test`,
+# and the property tests try 10 examples each instead of their full count (FUZZ_EXAMPLES sets it).
 check: lint
 	@db=$$(./scripts/test-database-url); \
 	echo "==> Tests run on: $${db%%\?*}"; \
-	DATABASE_URL="$$db" $(BIN)/pytest $(PARALLEL) -m "not browser and not servers and not slow" --durations=10 $(PYTEST_ARGS)
+	DATABASE_URL="$$db" FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-10} $(BIN)/pytest $(PARALLEL) -m "not browser and not servers and not slow" --durations=10 $(PYTEST_ARGS)
 
 bench: dev-venv redis
 	$(PY) bench/run.py $(BENCH_ARGS)

@@ -20,16 +20,19 @@ TESTS = Path(__file__).resolve().parent
 FOLDER_MARKERS = {"browser": "browser", "reliability": "servers"}
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Tests under tests/browser and tests/reliability carry their folder's marker (before `-m` selects)."""
+    folder = item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
+    if marker := FOLDER_MARKERS.get(folder):
+        item.add_marker(marker)
+
+
 @pytest.hookimpl(trylast=True)  # after pytest-xdist has named the groups in the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests under tests/browser and tests/reliability are marked by their folder. Tests marked `postgres` need
-    PostgreSQL features; they are skipped only when the suite runs on SQLite."""
+    """A parallel run whose xdist groups were not applied is refused. Tests marked `postgres` need PostgreSQL
+    features; they are skipped only when the suite runs on SQLite."""
     from django.conf import settings
 
-    for item in items:
-        folder = item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
-        if marker := FOLDER_MARKERS.get(folder):
-            item.add_marker(marker)
     if config.getvalue("loadgroup"):
         ungrouped = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
         if ungrouped:
