@@ -1,4 +1,4 @@
-"""Hostile input end to end: every payload of tests/security/hostile.py in every field a page shows, ingested
+"""Hostile input end to end: every payload of tests/factories/hostile.py in every field a page shows, ingested
 through the API, then every page that shows it opened in Chromium.
 
 On each page: no dialog, page error or CSP violation (the `problems` fixture), `window.__pwned` never set, no
