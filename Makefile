@@ -103,7 +103,7 @@ test-all:
 # The inner loop: what a change most likely breaks, in a few minutes. The browser tests, the tests that start
 # servers of their own (tests/reliability, the benchmark's smoke run) and the slow ones are left to `make test`,
 # and the property tests try 10 examples each instead of their full count (FUZZ_EXAMPLES sets it).
-check: lint
+check: lint redis
 	@db=$$(./scripts/test-database-url); \
 	echo "==> Tests run on: $${db%%\?*}"; \
 	DATABASE_URL="$$db" FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-10} $(BIN)/pytest $(PARALLEL) -m "not browser and not servers and not slow" --durations=10 $(PYTEST_ARGS)
