@@ -4,7 +4,6 @@ in production. (The dashboard's policy figures: tests/selectors/test_dashboard.p
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import Any
 
@@ -21,37 +20,21 @@ from tests.factories.artifacts import (
     FIRST_MARKDOWN,
     PROTOCOL,
     SECOND_MARKDOWN,
+    page,
     protocol_document,
+    section,
     two_versions_in_three_conversations,
 )
+from tests.factories.artifacts import ingested as post
 from tests.factories.policy import DISABLED_RECORD, NEVER_USED, PERMITTED, UNLISTED_DISCUSSION, document
 
 pytestmark = pytest.mark.django_db
-
-
-def post(client: APIClient, body: Any) -> str:
-    response = client.post("/api/v1/ingest/", data=json.dumps(body), content_type="application/json")
-    assert response.status_code in (200, 201), response.json()
-    conversation: str = response.json()["conversation"]
-    return conversation
 
 
 @pytest.fixture
 def reader(client: Client, reviewer: User) -> Client:
     client.force_login(reviewer)
     return client
-
-
-def page(client: Client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200
-    return response.content.decode()
-
-
-def section(body: str, heading_id: str) -> str:
-    """The HTML of the section a heading (by id) opens."""
-    start = body.index(f'id="{heading_id}"')
-    return body[start : body.find("</section>", start)]
 
 
 def diff_lines(diff: str, change: str) -> list[str]:

@@ -21,6 +21,7 @@ from tests.factories.artifacts import (
     protocol_document,
     two_versions_in_three_conversations,
 )
+from tests.factories.artifacts import ingested as post
 from tests.factories.policy import (
     DISABLED_RECORD,
     LISTED_DISCUSSION,
@@ -31,13 +32,6 @@ from tests.factories.policy import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-def post(client: APIClient, body: Any) -> str:
-    response = client.post("/api/v1/ingest/", data=json.dumps(body), content_type="application/json")
-    assert response.status_code in (200, 201), response.json()
-    conversation: str = response.json()["conversation"]
-    return conversation
 
 
 @pytest.fixture

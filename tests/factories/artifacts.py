@@ -36,3 +36,24 @@ def two_versions_in_three_conversations() -> list[dict[str, Any]]:
         protocol_document("chat-two", FIRST_MARKDOWN),
         protocol_document("chat-three", SECOND_MARKDOWN),
     ]
+
+
+def ingested(client: Any, body: Any) -> str:
+    """POST a document to the ingest API with a source's client; the uuid of the conversation it went to."""
+    response = client.post("/api/v1/ingest/", data=json.dumps(body), content_type="application/json")
+    assert response.status_code in (200, 201), response.json()
+    conversation: str = response.json()["conversation"]
+    return conversation
+
+
+def page(client: Any, url: str) -> str:
+    """The HTML of a page that must answer 200."""
+    response = client.get(url)
+    assert response.status_code == 200
+    return str(response.content.decode())
+
+
+def section(body: str, heading_id: str) -> str:
+    """The HTML of the section a heading (by id) opens."""
+    start = body.index(f'id="{heading_id}"')
+    return body[start : body.find("</section>", start)]

@@ -5,8 +5,6 @@ Documents go in through the ingest API, as in production."""
 from __future__ import annotations
 
 import datetime as dt
-import json
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -18,35 +16,17 @@ from chats.models import Conversation, Source
 from chats.selectors.dashboard import violations_by_day, worst_artifacts
 from chats.services.feedback import feedback_submit
 from tests.factories import make_conversation
-from tests.factories.artifacts import FIRST_MARKDOWN, protocol_document
+from tests.factories.artifacts import FIRST_MARKDOWN, page, protocol_document, section
+from tests.factories.artifacts import ingested as post
 from tests.factories.policy import document
 
 pytestmark = pytest.mark.django_db
-
-
-def post(client: APIClient, body: Any) -> str:
-    response = client.post("/api/v1/ingest/", data=json.dumps(body), content_type="application/json")
-    assert response.status_code in (200, 201), response.json()
-    conversation: str = response.json()["conversation"]
-    return conversation
 
 
 @pytest.fixture
 def reader(client: Client, reviewer: User) -> Client:
     client.force_login(reviewer)
     return client
-
-
-def page(client: Client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200
-    return response.content.decode()
-
-
-def section(body: str, heading_id: str) -> str:
-    """The HTML of the section a heading (by id) opens."""
-    start = body.index(f'id="{heading_id}"')
-    return body[start : body.find("</section>", start)]
 
 
 def test_the_dashboard_counts_violations_per_day_beside_the_conversations_with_a_context(
