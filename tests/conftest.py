@@ -33,7 +33,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     features; they are skipped only when the suite runs on SQLite."""
     from django.conf import settings
 
-    if config.getvalue("loadgroup"):
+    if config.getoption("dist", default="no") == "loadgroup" or config.getoption("loadgroup", default=False):
         ungrouped = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
         if ungrouped:
             raise pytest.UsageError(f"pytest-xdist did not group {ungrouped[0]}: its xdist_group would be ignored")

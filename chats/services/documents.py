@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chats import ingest
+from chats import ingest, storable
 from chats.ingest import canonical as c
 from chats.ingest import identity
 from chats.ingest.chatgpt_export import apply_message_feedback
@@ -57,7 +57,7 @@ def document_prepare(
     its canonical JSON. `queued`: its receipt, when one was stored before (see `Prepared.queued`).
     """
     text = c.canonical_json(document)
-    encoded, has_surrogate = _encode(text)
+    encoded, _ = _encode(text)
     if content is None:
         content = encoded
     prepared = Prepared(
@@ -68,11 +68,11 @@ def document_prepare(
         external_id=external_id or None,
         queued=queued,
     )
-    unstorable = _find_unstorable(document) if has_surrogate or "\\u0000" in text else None
-    if unstorable is not None:
-        # PostgreSQL stores neither in text or JSON; refuse rather than alter what was sent (the receipt keeps the
-        # bytes).
-        prepared.errors = [c.Issue(*unstorable)]
+    found = storable.unstorable(document)
+    if found is not None:
+        # PostgreSQL stores neither NUL nor a lone surrogate in text or JSON; refuse rather than alter what was sent
+        # (the receipt keeps the bytes).
+        prepared.errors = [c.Issue(found.pointer, found.reason)]
         return prepared
     try:
         parsed = ingest.parse_document(document, format=format)
@@ -116,36 +116,4 @@ def _over_limit(parsed: c.Conversation) -> c.Issue | None:
     for count, limit, what in counts:
         if count > limit:
             return c.Issue("", f"{count} {what}: at most {limit} per conversation.")
-    return None
-
-
-def _unstorable_reason(text: str) -> str | None:
-    if "\x00" in text:
-        return "contains a NUL character (\\u0000), which cannot be stored; remove or escape it"
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return "contains an unpaired UTF-16 surrogate (such as \\ud800), which is not text; send valid UTF-8"
-    return None
-
-
-def _find_unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
-    """The JSON pointer of the first string (or key) that PostgreSQL cannot store, and why."""
-    if isinstance(value, str):
-        reason = _unstorable_reason(value)
-        return (path, reason) if reason else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            # The pointer itself must be storable (it goes into the receipt): escape what the key cannot hold.
-            shown = str(key).replace("\x00", "\\u0000").encode(errors="backslashreplace").decode()
-            sub = f"{path}/{shown.replace('~', '~0').replace('/', '~1')}"
-            reason = _unstorable_reason(str(key))
-            found = (sub, reason) if reason else _find_unstorable(item, sub)
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _find_unstorable(item, f"{path}/{index}")
-            if found is not None:
-                return found
     return None
