@@ -80,6 +80,7 @@ TABLES: dict[str, Table] = {
         },
     ),
     "chats.Message": Table(D),
+    "chats.ModelCall": Table(D),
     "chats.ToolCall": Table(D),
     "chats.InjectedArtifact": Table(D),
     "chats.ContextArtifactId": Table(D),

@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
-from chats.api import dataset_views, docs, export_job_views, ingest_views, review_views, views
+from chats.api import dataset_views, docs, export_job_views, ingest_views, otel_views, review_views, views
 
 app_name = "api"
 
@@ -13,6 +13,8 @@ router.register("feedback", views.FeedbackViewSet, basename="feedback")
 urlpatterns = [
     path("ingest/", ingest_views.IngestView.as_view(), name="ingest"),
     path("ingest/bulk/", ingest_views.BulkIngestView.as_view(), name="ingest-bulk"),
+    # OTLP/HTTP: OTEL_EXPORTER_OTLP_ENDPOINT=<site>/api/v1/otel appends /v1/traces (no trailing slash).
+    path("otel/v1/traces", otel_views.OtelTracesView.as_view(), name="otel-traces"),
     path("receipts/<uuid:uuid>/", ingest_views.ReceiptView.as_view(), name="receipt"),
     path("receipts/<uuid:uuid>/payload/", ingest_views.ReceiptPayloadView.as_view(), name="receipt-payload"),
     path("artifacts/", views.ArtifactListView.as_view(), name="artifacts"),

@@ -121,7 +121,7 @@ class SpanDocument:
     path: str  # the span's JSON pointer
     document: dict[str, Any]
     call: ModelCall
-    output_count: int  # how many of the document's last messages are the call's output
+    output_index: int  # the position of the call's last output message among the document's messages (-1: none)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -162,9 +162,9 @@ def spans_from_protobuf(body: bytes) -> list[Span]:
                 unreadable: list[str] = []
                 spans.append(
                     Span(
-                        trace_id=span.trace_id.hex(),
-                        span_id=span.span_id.hex(),
-                        parent_span_id=span.parent_span_id.hex(),
+                        trace_id=_proto_id(span.trace_id),
+                        span_id=_proto_id(span.span_id),
+                        parent_span_id=_proto_id(span.parent_span_id),
                         name=span.name,
                         start_ns=span.start_time_unix_nano,
                         end_ns=span.end_time_unix_nano,
@@ -176,6 +176,11 @@ def spans_from_protobuf(body: bytes) -> list[Span]:
                     )
                 )
     return spans
+
+
+def _proto_id(value: bytes) -> str:
+    """A trace or span id as lowercase hex (16 and 8 bytes in OTLP; longer ones are no id)."""
+    return value.hex() if len(value) <= 32 else ""
 
 
 def _proto_attributes(attributes: Any, unreadable: list[str]) -> dict[str, Any]:
@@ -536,7 +541,8 @@ def _document(
     warnings = list(read.warnings)
     if span.unreadable:
         warnings.append(f"attributes left out (their values are not OTLP values): {', '.join(span.unreadable)}")
-    return SpanDocument(span.path, document, call, len(messages) - len(read.input), warnings)
+    output_index = len(read.input) + len(output) - 1 if output else -1
+    return SpanDocument(span.path, document, call, output_index, warnings)
 
 
 def _conversation_id(span: Span, id_attributes: tuple[str, ...]) -> str:
@@ -558,16 +564,21 @@ def _moment(nanoseconds: int) -> datetime | None:
         return None
 
 
+_INT64 = 2**63
+
+
 def _int(value: Any) -> int | None:
+    """A count (tokens): a non-negative integer that a 64-bit column holds, else None."""
+    number: int | None = None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        return _json_int(value)
-    return None
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        number = _json_int(value)
+    return number if number is not None and 0 <= number < _INT64 else None
 
 
 def _str(value: Any) -> str:

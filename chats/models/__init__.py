@@ -8,6 +8,7 @@
   and who viewed a conversation.
 - ``review``: team review queues, their rules, their versioned rubrics, items, leases, reviews and resolutions,
   and datasets (frozen snapshots of gold items).
+- ``model_calls``: the model calls instrumented applications report (OpenTelemetry spans).
 - ``jobs``: background export jobs and the chunks of their results, and the runs of queue rules.
 """
 
@@ -30,6 +31,7 @@ from chats.models.conversations import (
 )
 from chats.models.feedback import Feedback, FeedbackLabel, FeedbackOrigin, Label, Score
 from chats.models.jobs import ExportJob, ExportJobPart, JobState, QueueRuleRun
+from chats.models.model_calls import ModelCall
 from chats.models.records import (
     AUDIT_GENESIS_HASH,
     AUDIT_VERIFIED_ACTION,
@@ -87,6 +89,7 @@ __all__ = [
     "Label",
     "Lease",
     "Message",
+    "ModelCall",
     "Outcome",
     "Queue",
     "QueueItem",
