@@ -515,6 +515,7 @@ def build_targets(world: World) -> dict[str, Target]:
         "logout": Target(("/accounts/logout/",)),
         "api:ingest": Target(("/api/v1/ingest/",), {"POST": JsonBody(TINY_DOCUMENT)}),
         "api:ingest-bulk": Target(("/api/v1/ingest/bulk/",), {"POST": JsonBody([TINY_DOCUMENT])}),
+        "api:otel-traces": Target(("/api/v1/otel/v1/traces",), {"POST": JsonBody({"resourceSpans": []})}),
         "api:receipt": Target((f"/api/v1/receipts/{receipt.uuid}/",), {"POST": JsonBody({})}),
         "api:receipt-payload": Target((f"/api/v1/receipts/{receipt.uuid}/payload/",), {"POST": JsonBody({})}),
         "api:artifacts": Target(("/api/v1/artifacts/",), {"POST": JsonBody({})}),
