@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from chats.storable import parsed_if_storable
+from chats import jsonio
+from chats.storable import parsed_if_storable, unstorable
 
 # Operations whose spans are model calls (gen_ai.operation.name).
 CALL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -482,6 +483,8 @@ def _document(
     id_attributes: tuple[str, ...],
 ) -> SpanDocument:
     if not read.input and not read.output:
+        if read.warnings:
+            raise _SpanRejected(f"a GenAI span without readable messages: {'; '.join(read.warnings)}")
         raise _SpanRejected(
             "a GenAI span without messages: turn content capture on in the instrumentation "
             "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)"
@@ -597,6 +600,16 @@ def _json_attribute(value: Any) -> Any:
     return value
 
 
+def _unstorable_json(text: str) -> str:
+    """Why JSON text could not be read as a value to store (", it holds ..."), or "" when it is not JSON at all."""
+    try:
+        value = jsonio.loads(text)
+    except ValueError:
+        return ""
+    found = unstorable(value)
+    return f" (its JSON cannot be stored: {found.reason} at {found.pointer or '/'})" if found is not None else ""
+
+
 def _arguments_text(arguments: Any) -> str:
     """Tool call arguments as the text OpenAI-style messages carry (an object is written as compact JSON)."""
     if arguments is None:
@@ -629,7 +642,8 @@ def _read_genai(span: Span) -> _Read:
         if value is None:
             continue
         if not isinstance(value, list):
-            read.warnings.append(f"{key} is not a JSON list of messages; kept in the model object")
+            why = _unstorable_json(value) if isinstance(value, str) else ""
+            read.warnings.append(f"{key} is not a JSON list of messages{why}; kept in the model object")
             read.settings[key] = value
             continue
         for index, message in enumerate(value):
