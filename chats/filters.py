@@ -20,6 +20,7 @@ from django.core.cache import cache
 from django.db import connection, connections, models, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from chats import model_call_filters
 from chats.models import (
     SEARCH_DOCUMENT_SQL,
     SEARCH_TEXT_LIMIT,
@@ -366,6 +367,14 @@ class ConversationFilter(django_filters.FilterSet):
         empty_label="Any label",
     )
     q = django_filters.CharFilter(method="filter_search", label="Search message text")
+    # Model calls reported by instrumented applications (OpenTelemetry): chats/model_call_filters.py.
+    provider = django_filters.CharFilter(method=model_call_filters.filter_provider, label="Model provider")
+    tokens_min = model_call_filters.TokenCountFilter(
+        method=model_call_filters.filter_tokens_min, label="Tokens at least"
+    )
+    tokens_max = model_call_filters.TokenCountFilter(
+        method=model_call_filters.filter_tokens_max, label="Tokens at most"
+    )
 
     # How many conversations a search (?q=) matched, once the list is read (PostgreSQL; None otherwise).
     search_count: BoundedCount | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import string
 from datetime import timedelta
 from pathlib import Path
 
@@ -321,6 +322,26 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_DISABLE_ACCESS_LOG = True
 AXES_ENABLE_ADMIN = False
 AXES_VERBOSE = False  # no start-up banner on every command; failures and lockouts are still logged
+
+# The team's tracing UI: a message that is a model call's output (an OpenTelemetry span, POST /api/v1/otel/v1/traces)
+# links to its span there. A URL with {trace_id} and, optionally, {span_id}
+# ("https://jaeger.example.org/trace/{trace_id}?uiFind={span_id}"); empty: the ids are shown without a link.
+MASTERBRAIN_TRACE_URL_TEMPLATE = env_str("MASTERBRAIN_TRACE_URL_TEMPLATE")
+try:
+    _trace_fields = {
+        name for _, name, _, _ in string.Formatter().parse(MASTERBRAIN_TRACE_URL_TEMPLATE) if name is not None
+    }
+except ValueError:  # a lone { or }
+    _trace_fields = {"a lone brace"}
+if MASTERBRAIN_TRACE_URL_TEMPLATE and (
+    not _trace_fields <= {"trace_id", "span_id"}
+    or "trace_id" not in _trace_fields
+    or not MASTERBRAIN_TRACE_URL_TEMPLATE.startswith(("https://", "http://"))
+):
+    raise ImproperlyConfigured(
+        "MASTERBRAIN_TRACE_URL_TEMPLATE is an http(s) URL with {trace_id} and optionally {span_id}, and no other "
+        f"{{fields}}: {MASTERBRAIN_TRACE_URL_TEMPLATE!r}"
+    )
 
 # Ingestion limits. A JSON body is read whole, so the body limit also bounds a worker's memory.
 MASTERBRAIN_MAX_BODY_BYTES = env_int("MASTERBRAIN_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1024)

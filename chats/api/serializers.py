@@ -212,7 +212,7 @@ class ToolCallSerializer(WrapperSerializer):
 
 
 class MessageSerializer(WrapperSerializer):
-    wraps, own_fields = "message", frozenset({"parent_key", "tool_calls"})
+    wraps, own_fields = "message", frozenset({"parent_key", "tool_calls", "model_call"})
 
     key = serializers.CharField(help_text="The message's identity in the conversation (the input's id or a hash).")
     parent_key = serializers.CharField(allow_null=True)
@@ -235,6 +235,12 @@ class MessageSerializer(WrapperSerializer):
     recipient = serializers.CharField(allow_blank=True)
     extra = serializers.JSONField(help_text="Unknown keys of the message, verbatim.")
     tool_calls = ToolCallSerializer(many=True)
+    model_call = serializers.JSONField(
+        allow_null=True,
+        help_text="The model call this message is the output of (OpenTelemetry ingestion): trace_id, span_id, "
+        "trace_url (MASTERBRAIN_TRACE_URL_TEMPLATE), provider, model, latency_ms, input_tokens, output_tokens, "
+        "finish_reasons; null for other messages.",
+    )
 
 
 class ArtifactSerializer(WrapperSerializer):

@@ -809,13 +809,14 @@ def _read_openinference(span: Span) -> _Read:
     attributes = span.attributes
     read = _Read()
     read.provider = _str(attributes.get("llm.provider") or attributes.get("llm.system"))
-    read.request_model = _str(attributes.get("llm.model_name"))
+    # llm.model_name is the model that answered; the one asked for is in the invocation parameters.
+    read.request_model = read.response_model = _str(attributes.get("llm.model_name"))
     read.input_tokens = _int(attributes.get("llm.token_count.prompt"))
     read.output_tokens = _int(attributes.get("llm.token_count.completion"))
     parameters = _json_attribute(attributes.get("llm.invocation_parameters"))
     if isinstance(parameters, dict):
         read.settings = {key: value for key, value in parameters.items() if key not in ("model", "messages", "tools")}
-        if not read.request_model and isinstance(parameters.get("model"), str):
+        if isinstance(parameters.get("model"), str) and parameters["model"]:
             read.request_model = parameters["model"]
     elif parameters is not None:
         read.settings["llm.invocation_parameters"] = parameters
@@ -825,7 +826,7 @@ def _read_openinference(span: Span) -> _Read:
     output_value = _json_attribute(attributes.get("output.value"))
     if isinstance(output_value, dict):
         read.response_id = _str(output_value.get("id"))
-        read.response_model = _str(output_value.get("model"))
+        read.response_model = _str(output_value.get("model")) or read.response_model
         choices = output_value.get("choices")
         if not read.finish_reasons and isinstance(choices, list):
             read.finish_reasons = [

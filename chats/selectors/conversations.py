@@ -13,6 +13,7 @@ import binascii
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import F, Q, QuerySet
 
@@ -20,7 +21,7 @@ from chats.filters import BoundedCount
 from chats.ingest import canonical as c
 from chats.models import ContextArtifactId, Conversation, Feedback, InjectedArtifact, Message, ReviewStatus, ToolCall
 from chats.selectors.exports import Branch, canonical_artifact
-from chats.selectors.threads import PathWindow
+from chats.selectors.threads import PathWindow, call_span
 
 PAGE_SIZE = 50
 # Heavy columns the list never shows.
@@ -158,6 +159,12 @@ class DetailMessage:
     message: Message
     parent_key: str | None
     tool_calls: list[DetailToolCall]
+
+    @property
+    def model_call(self) -> dict[str, Any] | None:
+        """The model call the message is the output of (OpenTelemetry ingestion), else None."""
+        span = call_span(self.message)
+        return span.as_json() if span is not None else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,13 @@ budget. ``path_window`` decides every window (the page's first screen, the chunk
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
+from django.conf import settings
 from django.db.models import Q
 
 from chats import rendering
@@ -68,6 +71,75 @@ class CallView:
         return self.call.arguments
 
 
+_SPAN_FORMS = frozenset({"genai", "openinference", "openllmetry"})
+_HEX_ID = re.compile(r"[0-9a-f]{1,64}")
+
+
+@dataclass(frozen=True)
+class CallSpan:
+    """The model call a message is the output of, as its OpenTelemetry span told it (``chats.ingest.otel`` keeps it
+    in the message's ``otel`` key): shown with the message, and in the API as its ``model_call``."""
+
+    trace_id: str
+    span_id: str
+    provider: str
+    model: str
+    latency_ms: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+    finish_reasons: list[str]
+
+    @property
+    def trace_url(self) -> str:
+        """The span in the team's tracing UI (MASTERBRAIN_TRACE_URL_TEMPLATE), "" when none is set."""
+        template = settings.MASTERBRAIN_TRACE_URL_TEMPLATE
+        if not template or not self.trace_id:
+            return ""
+        return template.format(trace_id=quote(self.trace_id, safe=""), span_id=quote(self.span_id, safe=""))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "trace_id": self.trace_id,
+            "span_id": self.span_id,
+            "trace_url": self.trace_url or None,
+            "provider": self.provider,
+            "model": self.model,
+            "latency_ms": self.latency_ms,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "finish_reasons": self.finish_reasons,
+        }
+
+
+def call_span(message: Message) -> CallSpan | None:
+    """The message's model call (None when it is not a call's output); read defensively, since ``extra`` holds
+    whatever a document sent."""
+    value = message.extra.get("otel") if isinstance(message.extra, dict) else None
+    if not isinstance(value, dict) or value.get("form") not in _SPAN_FORMS:
+        return None
+
+    def text(key: str) -> str:
+        item = value.get(key)
+        return item if isinstance(item, str) else ""
+
+    def count(key: str) -> int | None:
+        item = value.get(key)
+        return item if isinstance(item, int) and not isinstance(item, bool) else None
+
+    trace_id, span_id = text("trace_id"), text("span_id")
+    reasons = value.get("finish_reasons")
+    return CallSpan(
+        trace_id=trace_id if _HEX_ID.fullmatch(trace_id) else "",
+        span_id=span_id if _HEX_ID.fullmatch(span_id) else "",
+        provider=text("provider"),
+        model=text("response_model") or text("request_model"),
+        latency_ms=count("latency_ms"),
+        input_tokens=count("input_tokens"),
+        output_tokens=count("output_tokens"),
+        finish_reasons=[r for r in reasons if isinstance(r, str)] if isinstance(reasons, list) else [],
+    )
+
+
 @dataclass
 class ThreadMessage:
     message: Message
@@ -90,6 +162,10 @@ class ThreadMessage:
     def is_set_apart(self) -> bool:
         """System, developer and scenario messages: shown apart from the dialogue."""
         return self.message.section == Section.SCENARIO or self.message.role in SET_APART_ROLES
+
+    @property
+    def model_call(self) -> CallSpan | None:
+        return call_span(self.message)
 
     @property
     def has_details(self) -> bool:

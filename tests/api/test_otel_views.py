@@ -44,8 +44,9 @@ def test_the_calls_of_one_chat_become_one_conversation_with_the_tool_call_linked
         ("assistant", "It is rainy in Paris."),
     ]
     call = ToolCall.objects.get()
-    assert call.call_id == "call_1" and call.name == "get_weather" and call.result_message.text == "rainy, 12 C"
-    assert conversation.model_name == "gpt-4o"
+    assert call.result_message is not None and call.result_message.text == "rainy, 12 C"
+    assert call.call_id == "call_1" and call.name == "get_weather"
+    assert conversation.model_name == "gpt-4o" and conversation.model_config is not None
     assert conversation.model_config["temperature"] == 0.2 and conversation.model_config["provider"] == "openai"
     assert conversation.metadata["tools"] == otlp.TOOLS
 
@@ -61,6 +62,7 @@ def test_each_call_keeps_its_span_ids_latency_usage_and_finish_reason(ingest_cli
     assert first.provider == "openai" and first.request_model == "gpt-4o"
     assert first.response_model == "gpt-4o-2024-08-06" and first.settings == {"temperature": 0.2, "max_tokens": 200}
     # Linked to the call's output message, which keeps the span as its provenance.
+    assert first.message is not None and second.message is not None
     assert first.message.role == "assistant" and first.message.tool_calls.get().call_id == "call_1"
     assert second.message.text == "It is rainy in Paris."
     assert second.message.extra["otel"]["span_id"] == second.span_id
@@ -86,7 +88,7 @@ def test_calls_sent_one_request_each_grow_one_conversation(ingest_client):
 
 def test_a_conversation_id_attribute_names_the_conversation(ingest_client):
     post(ingest_client, otlp.request(*otlp.weather_chat(**{"gen_ai.conversation.id": "chat-42"})))
-    post(ingest_client, otlp.request(*otlp.weather_chat(trace=2, **{"session.id": "chat-43"})))
+    post(ingest_client, otlp.request(*otlp.weather_chat(2, **{"session.id": "chat-43"})))
 
     assert sorted(Conversation.objects.values_list("external_id", flat=True)) == ["chat-42", "chat-43"]
 

@@ -68,7 +68,8 @@ def to_protobuf(body: dict[str, Any]) -> bytes:
                         item[key] = base64.b64encode(bytes.fromhex(item[key])).decode()
     message = ExportTraceServiceRequest()
     json_format.ParseDict(copy, message)
-    return message.SerializeToString()
+    data: bytes = message.SerializeToString()
+    return data
 
 
 # --- one chat in the GenAI conventions: a question, a tool call, its result, the answer ---------------------------
@@ -114,7 +115,7 @@ def genai_call(
     return span(trace, span_id, values, offset=offset)
 
 
-def weather_chat(trace: int = 1, **extra: Any) -> list[dict[str, Any]]:
+def weather_chat(trace: int = 1, /, **extra: Any) -> list[dict[str, Any]]:
     """The two model calls of one chat, each in its own trace (as openai-v2 sends them without a parent span)."""
     return [
         genai_call(trace, 10 * trace + 1, [SYSTEM, QUESTION], [CALL], **extra),
