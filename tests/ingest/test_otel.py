@@ -80,8 +80,9 @@ def test_system_instructions_reasoning_and_media_parts():
     outputs = [
         {"role": "assistant", "parts": [{"type": "reasoning", "content": "hmm"}, {"type": "text", "content": "A cat."}]}
     ]
-    span = otlp.genai_call(
-        1, 1, inputs, outputs, **{"gen_ai.system_instructions": json.dumps([{"type": "text", "content": "Be brief."}])}
+    span = otlp.genai_call(1, 1, inputs, outputs)
+    span["attributes"] += otlp.attributes(
+        {"gen_ai.system_instructions": json.dumps([{"type": "text", "content": "Be brief."}])}
     )
 
     conversation = parsed(decoded(span).documents[0])
