@@ -101,3 +101,15 @@ def test_an_otlp_conversation_exports_in_every_format(conversation, api_client, 
 
     assert response.status_code == 200
     assert "It is rainy in Paris." in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["https://traces.example.org/{trace}", "javascript:alert({trace_id})", "https://t.example.org/{span_id}", "{"],
+)
+def test_a_trace_url_template_that_cannot_link_a_trace_stops_the_process(tmp_path, template):
+    from tests.test_settings import run_check
+
+    result = run_check(tmp_path, DEBUG="1", MASTERBRAIN_TRACE_URL_TEMPLATE=template)
+
+    assert result.returncode == 2 and "MASTERBRAIN_TRACE_URL_TEMPLATE" in result.stderr
