@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import orjson
 
 from chats import ingest
 from chats.ingest import identity
@@ -38,10 +41,23 @@ def otel_traces_ingest(*, source: Source, decoded: otel_format.Decoded, api_key:
     """Store the model calls of decoded OTLP spans: each call's document, then the call (see the module)."""
     documents = decoded.documents
     results = conversations_ingest_bulk(
-        source=source, documents=[d.document for d in documents], format=DOCUMENT_FORMAT, api_key=api_key
+        source=source,
+        documents=[d.document for d in documents],
+        format=DOCUMENT_FORMAT,
+        api_key=api_key,
+        contents=[_content(d.document) for d in documents],
     )
     model_calls_record(calls=list(zip(documents, results, strict=True)))
     return OtelResult(decoded, results)
+
+
+def _content(document: dict[str, Any]) -> bytes | None:
+    """The bytes a span's document is kept as in its receipt: its JSON (None: the writer's canonical JSON, for a
+    document orjson cannot write, one with a lone surrogate, which the writer then refuses)."""
+    try:
+        return orjson.dumps(document)
+    except orjson.JSONEncodeError:
+        return None
 
 
 @audited_write
