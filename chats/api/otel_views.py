@@ -127,13 +127,10 @@ class OtelTracesView(APIView):
         ],
         request={PROTOBUF: OpenApiTypes.BINARY, JSON: OpenApiTypes.OBJECT},
         responses={
-            (200, JSON): OpenApiTypes.OBJECT,
-            (200, PROTOBUF): OpenApiTypes.BINARY,
-            400: OpenApiTypes.OBJECT,
+            **{(code, JSON): OpenApiTypes.OBJECT for code in (200, 400, 413, 415)},
+            **{(code, PROTOBUF): OpenApiTypes.BINARY for code in (200, 400, 413, 415)},
             401: serializers.ErrorSerializer,
             403: serializers.ErrorSerializer,
-            413: OpenApiTypes.OBJECT,
-            415: OpenApiTypes.OBJECT,
             429: serializers.ErrorSerializer,
         },
     )

@@ -60,6 +60,7 @@ QUEUES = ("source", "anonymous")
 OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/api/v1/ingest/"): SOURCE,
     ("POST", "/api/v1/ingest/bulk/"): SOURCE,
+    ("POST", "/api/v1/otel/v1/traces"): SOURCE,
     ("GET", "/api/v1/receipts/{uuid}/"): SOURCE,
     ("GET", "/api/v1/receipts/{uuid}/payload/"): SOURCE,
     ("GET", "/api/v1/conversations/"): READS,
