@@ -513,11 +513,17 @@ def _document(
         settings=read.settings,
     )
     output = [dict(message) for message in read.output]
+    warnings = list(read.warnings)
+    if len(output) > 1 and all(message.get("role") == "assistant" for message in output):
+        # Several choices (n > 1) answer the same input: the first continues the chat, the others are kept with it.
+        output[0]["other_choices"] = output[1:]
+        output = output[:1]
+        warnings.append("several choices: the first continues the conversation, the others are kept in other_choices")
     if output:
         output[-1]["otel"] = call.as_json()
     messages = read.input + output
     # Tool results the trace's execute_tool spans give, for the calls of this output no later call repeats.
-    for message in read.output:
+    for message in output:
         for tool_call in message.get("tool_calls", []):
             call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
             if isinstance(call_id, str) and call_id in tool_results and call_id not in repeated:
@@ -541,7 +547,6 @@ def _document(
     conversation_id = _conversation_id(span, id_attributes)
     if conversation_id:
         document["conversation_id"] = conversation_id
-    warnings = list(read.warnings)
     if span.unreadable:
         warnings.append(f"attributes left out (their values are not OTLP values): {', '.join(span.unreadable)}")
     output_index = len(read.input) + len(output) - 1 if output else -1

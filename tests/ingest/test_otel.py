@@ -244,3 +244,13 @@ def test_a_call_without_captured_content_is_rejected_with_the_reason():
     result = decoded(otlp.span(1, 1, {"gen_ai.operation.name": "chat"}))
 
     assert result.documents == [] and "content capture" in result.rejected[0].message
+
+
+def test_several_choices_continue_with_the_first_and_keep_the_others():
+    second = {"role": "assistant", "parts": [{"type": "text", "content": "Or sunny."}], "finish_reason": "stop"}
+    document = decoded(otlp.genai_call(1, 1, [otlp.QUESTION], [otlp.ANSWER, second])).documents[0]
+
+    messages = document.document["main_messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"] and document.output_index == 1
+    assert messages[1]["content"] == "It is rainy in Paris."
+    assert messages[1]["other_choices"][0]["content"] == "Or sunny."
