@@ -62,7 +62,10 @@ class Command(BaseCommand):
             where = f"breaks at event {check.broken_id}" if check.broken_id is not None else "is cut short"
             intact = f"{check.events_checked} event(s) before it are intact."
             if check.disagrees_with:
-                intact = f"Known intact: the first {check.events_checked} event(s), up to the last checkpoint it agrees with."
+                intact = (
+                    f"Known intact: the first {check.events_checked} event(s), up to the last checkpoint it agrees "
+                    "with."
+                )
             raise CommandError(f"The audit chain {where}: {check.problem}. {intact}")
         if check.last_id is None:
             self.stdout.write("The audit log is empty: nothing to verify, and no checkpoint says it held events.")
