@@ -123,6 +123,7 @@ TABLES: dict[str, Table] = {
     "chats.QueueRuleRun": Table(L),
     "chats.ApiKeyDailyUsage": Table(L),
     "chats.AuditEvent": Table(L),
+    "chats.AuditCheckpoint": Table(L),
     "chats.ConversationView": Table(L),
     "sessions.Session": Table(L),
     "admin.LogEntry": Table(L),

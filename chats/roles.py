@@ -46,6 +46,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "view_ingestionreceipt",
         "view_receiptpayload",
         "view_auditevent",
+        "view_auditcheckpoint",
         "export_conversation",
         *_READ_TEAM_REVIEW,
         "view_lease",

@@ -4,8 +4,8 @@
 - ``conversations``: conversations, messages, tool calls, injected artifacts and the ids an injection context
   lists, their choices, and the SQL of the full-text search document.
 - ``feedback``: the label taxonomy and the feedback given on conversations and messages.
-- ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, the audit log,
-  and who viewed a conversation.
+- ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, the audit log and
+  its checkpoints, and who viewed a conversation.
 - ``review``: team review queues, their rules, their versioned rubrics, items, leases, reviews and resolutions,
   and datasets (frozen snapshots of gold items).
 - ``jobs``: background export jobs and the chunks of their results, and the runs of queue rules.
@@ -34,6 +34,7 @@ from chats.models.records import (
     AUDIT_GENESIS_HASH,
     AUDIT_VERIFIED_ACTION,
     ApiKeyDailyUsage,
+    AuditCheckpoint,
     AuditEvent,
     ConversationView,
     IngestionReceipt,
@@ -67,6 +68,7 @@ __all__ = [
     "ApiKeyDailyUsage",
     "ApiKeyQuerySet",
     "ArtifactKind",
+    "AuditCheckpoint",
     "AuditEvent",
     "ContentForm",
     "ContextArtifactId",

@@ -18,6 +18,7 @@ READ_ONLY = [
     "ingestionreceipt",
     "feedbacklabel",
     "auditevent",
+    "auditcheckpoint",
 ]
 
 

@@ -11,6 +11,7 @@ from django.test import Client
 from chats.models import (
     ApiKey,
     ApiKeyDailyUsage,
+    AuditCheckpoint,
     AuditEvent,
     ContextArtifactId,
     Conversation,
@@ -60,6 +61,7 @@ CHANGELIST_QUERIES = {
     "feedback": 4,  # + count, feedback with conversation, message and author
     "feedbacklabel": 5,  # + labels (filter), count, rows with feedback, label and conversation
     "auditevent": 7,  # + users (filter), count, events with actor, distinct actions (filter), last verification
+    "auditcheckpoint": 4,  # + count, checkpoints
     "queue": 4,  # + count, queues with their creator
     "queuerule": 4,  # + count, rules with their queue and creator
     "rubricversion": 4,  # + count, versions with their queue
@@ -91,6 +93,7 @@ CHANGE_PAGE_QUERIES = {
     "feedback": 4,  # its labels
     "feedbacklabel": 3,
     "auditevent": 3,
+    "auditcheckpoint": 3,
     "queue": 5,  # its creator, its members
     "queuerule": 5,  # its queue, its creator
     "rubricversion": 4,  # its queue
@@ -121,6 +124,7 @@ MODELS: dict[str, Any] = {
     "feedback": Feedback,
     "feedbacklabel": FeedbackLabel,
     "auditevent": AuditEvent,
+    "auditcheckpoint": AuditCheckpoint,
     "queue": Queue,
     "queuerule": QueueRule,
     "rubricversion": RubricVersion,

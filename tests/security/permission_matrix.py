@@ -72,6 +72,7 @@ from chats.models import (
     ToolCall,
     ViewedVia,
 )
+from chats.services.audit import CommandActor, audit_chain_verify
 from chats.services.datasets import dataset_snapshot_create
 from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
@@ -289,6 +290,7 @@ def build_world() -> World:
         "chats.feedback": feedback,
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
         "chats.auditevent": AuditEvent.objects.order_by("id").first(),
+        "chats.auditcheckpoint": audit_chain_verify(actor=CommandActor("verify_audit"))[1],
         "chats.conversationview": ConversationView.objects.create(
             conversation_uuid=conversation.uuid, viewer_name="rita", via=ViewedVia.PAGE
         ),
