@@ -13,9 +13,10 @@ def freeze_existing_datasets(apps: Any, schema_editor: Any) -> None:
     runs once, right after the columns exist, and does nothing on a database without datasets."""
     if not apps.get_model("chats", "Dataset").objects.exists():
         return
+    from chats.services.audit import CommandActor
     from chats.services.datasets import dataset_freeze_unfrozen
 
-    dataset_freeze_unfrozen()
+    dataset_freeze_unfrozen(actor=CommandActor("migrate"))
 
 
 class Migration(migrations.Migration):

@@ -25,7 +25,7 @@ from chats.review.pinning import path_sha256, path_to
 from chats.roles import person_roles
 from chats.selectors.datasets import line_bytes
 from chats.selectors.exports import Exportable, iter_canonical
-from chats.services.audit import audit_record, audited_write
+from chats.services.audit import Actor, audit_record, audited_write
 
 BATCH_ITEMS = 100
 
@@ -231,10 +231,11 @@ def dataset_snapshot_create(*, actor: User, name: str, queues: Sequence[Queue], 
     return dataset
 
 
-def dataset_freeze_unfrozen() -> int:
+@audited_write
+def dataset_freeze_unfrozen(*, actor: Actor) -> int:
     """Freeze the datasets taken before datasets were frozen by content (no lines, no SHA-256 yet): their items'
-    conversations as they are now, on the active path. Run once by the migration that added the lines; how many
-    datasets it froze."""
+    conversations as they are now, on the active path. Run once by the migration that added the lines; each
+    dataset frozen is recorded (`dataset.frozen`, with its SHA-256). How many datasets it froze."""
     frozen = 0
     for dataset in Dataset.objects.filter(training_sha256="").order_by("id"):
         freezer = _Freezer(dataset)
@@ -242,5 +243,16 @@ def dataset_freeze_unfrozen() -> int:
         for start in range(0, len(items), BATCH_ITEMS):
             freezer.add(items[start : start + BATCH_ITEMS], new=False)
         freezer.finish()
+        audit_record(
+            actor=actor,
+            action="dataset.frozen",
+            target_type="dataset",
+            target_id=dataset.pk,
+            after={
+                "items": freezer.count,
+                "training_sha256": dataset.training_sha256,
+                "gold_sha256": dataset.gold_sha256,
+            },
+        )
         frozen += 1
     return frozen

@@ -227,7 +227,7 @@ def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, act
         target_type="queue_item",
         target_id=item.pk,
         conversation_uuid=item.conversation.uuid,
-        after={"reviewer": reviewer.get_username(), "expires_at": jsonable(until), **pin.fields()},
+        after={"reviewer": reviewer.get_username(), "expires_at": jsonable(until)},
     )
     return lease
 
@@ -343,7 +343,7 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any
         target_type="review",
         target_id=review.pk,
         conversation_uuid=item.conversation.uuid,
-        after={"item": item.pk, "rubric_version": rubric.version, "answers": answers, **pin.fields()},
+        after={"item": item.pk, "rubric_version": rubric.version, "answers": answers},
     )
     return review
 
@@ -386,7 +386,7 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
         target_type="review",
         target_id=review.pk,
         conversation_uuid=item.conversation.uuid,
-        after={"item": item.pk, "rubric_version": rubric.version, "answers": answers, **pin.fields()},
+        after={"item": item.pk, "rubric_version": rubric.version, "answers": answers},
     )
     return review
 
@@ -420,6 +420,6 @@ def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], corre
         target_id=item.pk,
         conversation_uuid=item.conversation.uuid,
         before=before,
-        after={"rubric_version": rubric.version, "answers": answers, "correction": correction, **pin.fields()},
+        after={"rubric_version": rubric.version, "answers": answers, "correction": correction},
     )
     return resolution
