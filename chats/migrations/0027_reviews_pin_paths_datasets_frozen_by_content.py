@@ -6,6 +6,54 @@ from typing import Any
 from django.db import migrations, models
 
 
+# On PostgreSQL a published dataset cannot be edited in place, not even by a bug: a frozen line is never updated (a
+# dataset's lines go only with the dataset), and a dataset's SHA-256 and item count, once set, never change.
+FROZEN_SQL = """
+CREATE OR REPLACE FUNCTION chats_datasetline_write_once() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'a published dataset is frozen: UPDATE of dataset line % rejected', OLD.id
+        USING ERRCODE = 'insufficient_privilege';
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE TRIGGER chats_datasetline_write_once
+    BEFORE UPDATE ON chats_datasetline
+    FOR EACH ROW EXECUTE FUNCTION chats_datasetline_write_once();
+
+CREATE OR REPLACE FUNCTION chats_dataset_digest_write_once() RETURNS trigger AS $$
+BEGIN
+    IF OLD.training_sha256 <> '' AND (NEW.training_sha256 IS DISTINCT FROM OLD.training_sha256
+        OR NEW.gold_sha256 IS DISTINCT FROM OLD.gold_sha256 OR NEW.item_count IS DISTINCT FROM OLD.item_count) THEN
+        RAISE EXCEPTION 'a published dataset is frozen: its SHA-256 and item count (dataset %) cannot change', OLD.id
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE TRIGGER chats_dataset_digest_write_once
+    BEFORE UPDATE ON chats_dataset
+    FOR EACH ROW EXECUTE FUNCTION chats_dataset_digest_write_once();
+"""
+
+DROP_FROZEN_SQL = """
+DROP TRIGGER IF EXISTS chats_datasetline_write_once ON chats_datasetline;
+DROP FUNCTION IF EXISTS chats_datasetline_write_once();
+DROP TRIGGER IF EXISTS chats_dataset_digest_write_once ON chats_dataset;
+DROP FUNCTION IF EXISTS chats_dataset_digest_write_once();
+"""
+
+
+def make_frozen(apps: Any, schema_editor: Any) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(FROZEN_SQL, params=None)
+
+
+def undo_frozen(apps: Any, schema_editor: Any) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(DROP_FROZEN_SQL, params=None)
+
+
 def freeze_existing_datasets(apps: Any, schema_editor: Any) -> None:
     """Datasets taken before this migration get their lines and SHA-256 now, from their items' conversations as
     they are (on the active path, as their exports read them until now). This calls the application's own
@@ -20,81 +68,97 @@ def freeze_existing_datasets(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("chats", "0021_foreign_keys_indexed_by_their_composite_indexes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='dataset',
-            name='gold_sha256',
-            field=models.CharField(blank=True, default='', max_length=64),
+            model_name="dataset",
+            name="gold_sha256",
+            field=models.CharField(blank=True, default="", max_length=64),
         ),
         migrations.AddField(
-            model_name='dataset',
-            name='item_count',
+            model_name="dataset",
+            name="item_count",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='dataset',
-            name='training_sha256',
-            field=models.CharField(blank=True, default='', max_length=64),
+            model_name="dataset",
+            name="training_sha256",
+            field=models.CharField(blank=True, default="", max_length=64),
         ),
         migrations.AddField(
-            model_name='datasetitem',
-            name='pinned_leaf_key',
-            field=models.TextField(blank=True, default=''),
+            model_name="datasetitem",
+            name="pinned_leaf_key",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='datasetitem',
-            name='pinned_path_sha256',
-            field=models.CharField(blank=True, default='', max_length=64),
+            model_name="datasetitem",
+            name="pinned_path_sha256",
+            field=models.CharField(blank=True, default="", max_length=64),
         ),
         migrations.AddField(
-            model_name='lease',
-            name='pinned_leaf_key',
-            field=models.TextField(blank=True, default=''),
+            model_name="lease",
+            name="pinned_leaf_key",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='lease',
-            name='pinned_path_sha256',
-            field=models.CharField(blank=True, default='', max_length=64),
+            model_name="lease",
+            name="pinned_path_sha256",
+            field=models.CharField(blank=True, default="", max_length=64),
         ),
         migrations.AddField(
-            model_name='resolution',
-            name='pinned_leaf_key',
-            field=models.TextField(blank=True, default=''),
+            model_name="resolution",
+            name="pinned_leaf_key",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='resolution',
-            name='pinned_path_sha256',
-            field=models.CharField(blank=True, default='', max_length=64),
+            model_name="resolution",
+            name="pinned_path_sha256",
+            field=models.CharField(blank=True, default="", max_length=64),
         ),
         migrations.AddField(
-            model_name='review',
-            name='pinned_leaf_key',
-            field=models.TextField(blank=True, default=''),
+            model_name="review",
+            name="pinned_leaf_key",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='review',
-            name='pinned_path_sha256',
-            field=models.CharField(blank=True, default='', max_length=64),
+            model_name="review",
+            name="pinned_path_sha256",
+            field=models.CharField(blank=True, default="", max_length=64),
         ),
         migrations.CreateModel(
-            name='DatasetLine',
+            name="DatasetLine",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('format', models.CharField(choices=[('training', 'Training JSONL'), ('gold', 'Gold JSONL')], max_length=16)),
-                ('index', models.PositiveIntegerField(help_text="The line's place in the export, from 0.")),
-                ('conversation_uuid', models.UUIDField()),
-                ('text', models.TextField()),
-                ('dataset', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='lines', to='chats.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "format",
+                    models.CharField(choices=[("training", "Training JSONL"), ("gold", "Gold JSONL")], max_length=16),
+                ),
+                ("index", models.PositiveIntegerField(help_text="The line's place in the export, from 0.")),
+                ("conversation_uuid", models.UUIDField()),
+                ("text", models.TextField()),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="lines",
+                        to="chats.dataset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset', 'format', 'index'],
-                'constraints': [models.UniqueConstraint(fields=('dataset', 'format', 'index'), name='dataset_line_unique_place'), models.CheckConstraint(condition=models.Q(('format__in', ['training', 'gold'])), name='dataset_line_format_valid')],
+                "ordering": ["dataset", "format", "index"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("dataset", "format", "index"), name="dataset_line_unique_place"),
+                    models.CheckConstraint(
+                        condition=models.Q(("format__in", ["training", "gold"])), name="dataset_line_format_valid"
+                    ),
+                ],
             },
         ),
         migrations.RunPython(freeze_existing_datasets, migrations.RunPython.noop),
+        migrations.RunPython(make_frozen, undo_frozen),
     ]

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from django.db.models import QuerySet
 
 from chats.errors import DomainError
-from chats.models import Dataset, DatasetFormat, DatasetLine
+from chats.models import Dataset, DatasetFormat, DatasetLine, Queue
 
 TRAINING = DatasetFormat.TRAINING.value
 GOLD = DatasetFormat.GOLD.value
@@ -40,6 +40,11 @@ def line_bytes(text: str) -> bytes:
 def datasets_list() -> QuerySet[Dataset]:
     """Every dataset, newest first, with its creator and its queues (a fixed number of queries)."""
     return Dataset.objects.select_related("created_by").prefetch_related("queues").order_by("-created_at", "-id")
+
+
+def queue_datasets(queue: Queue) -> list[Dataset]:
+    """The datasets taken from `queue`, newest first, with their creator (one query)."""
+    return list(Dataset.objects.filter(queues=queue).select_related("created_by").order_by("-created_at", "-id"))
 
 
 def _texts(dataset: Dataset, format: str) -> Iterator[str]:

@@ -7,10 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import DatabaseError, connection, transaction
+from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
@@ -20,8 +24,8 @@ from chats.selectors.datasets import dataset_lines
 from chats.services.audit import audited_delete
 from chats.services.datasets import dataset_freeze_unfrozen, dataset_snapshot_create
 from chats.services.review import item_resolve
+from tests.factories.growing import Chat, one_question_queue, review_and_resolve
 from tests.factories.review import make_lead
-from tests.review.conversations import Chat, one_question_queue, review_and_resolve
 
 pytestmark = pytest.mark.django_db
 
@@ -105,6 +109,49 @@ def test_the_sha256_is_published_and_every_export_gives_it(reviewer: User, sourc
     event = AuditEvent.objects.get(action="dataset.created")
     assert event.after is not None and event.after["gold_sha256"] == created["gold_sha256"]
 
+    for user, links in ((lead, True), (reviewer, False)):  # the queue's page shows them, and exports to leads
+        page = Client()
+        page.force_login(user)
+        html = page.get(f"/queues/{queue.pk}/").content.decode()
+        assert created["training_sha256"] in html and created["gold_sha256"] in html
+        assert (f"/api/v1/datasets/{created['id']}/export/?format=gold" in html) is links
+
+
+TRIGGERS = {"chats_datasetline": "chats_datasetline_write_once", "chats_dataset": "chats_dataset_digest_write_once"}
+
+
+@contextmanager
+def around_the_freeze() -> Iterator[None]:
+    """As a superuser who sets the database's write-once rule aside (PostgreSQL; SQLite has no trigger)."""
+    postgres = connection.vendor == "postgresql"
+    with connection.cursor() as cursor:
+        if postgres:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE wants the deferred checks done
+            for table, trigger in TRIGGERS.items():
+                cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
+        yield
+        if postgres:
+            for table, trigger in TRIGGERS.items():
+                cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the write-once rule is a PostgreSQL trigger")
+def test_the_database_refuses_to_edit_a_published_dataset(reviewer: User, source: Source) -> None:
+    lead = make_lead()
+    queue = one_question_queue(lead, reviewer, [Chat.start(source)])
+    review_and_resolve(queue, lead, reviewer)
+    created = publish(lead, "v1", [queue.pk])
+    rewrites = [
+        lambda: DatasetLine.objects.filter(dataset_id=created["id"]).update(text="{}"),
+        lambda: Dataset.objects.filter(pk=created["id"]).update(gold_sha256="0" * 64),
+        lambda: Dataset.objects.filter(pk=created["id"]).update(item_count=0),
+    ]
+    for rewrite in rewrites:
+        with pytest.raises(DatabaseError, match="a published dataset is frozen"), transaction.atomic():
+            rewrite()
+    Dataset.objects.filter(pk=created["id"]).update(description="Still editable: not part of the exports.")
+    assert hashlib.sha256(export(lead, created["id"], "gold")).hexdigest() == created["gold_sha256"]
+
 
 def test_an_export_whose_lines_no_longer_give_its_sha256_is_refused_loudly(reviewer: User, source: Source) -> None:
     lead = make_lead()
@@ -112,7 +159,8 @@ def test_an_export_whose_lines_no_longer_give_its_sha256_is_refused_loudly(revie
     review_and_resolve(queue, lead, reviewer)
     created = publish(lead, "v1", [queue.pk])
     exports_before = AuditEvent.objects.filter(action="conversation.exported").count()
-    DatasetLine.objects.filter(dataset_id=created["id"], format="gold").update(text='{"tampered":true}')
+    with around_the_freeze():
+        DatasetLine.objects.filter(dataset_id=created["id"], format="gold").update(text='{"tampered":true}')
 
     response = client_of(lead).get(f"/api/v1/datasets/{created['id']}/export/?format=gold")
 
@@ -148,8 +196,9 @@ def test_datasets_taken_before_freezing_are_frozen_once(reviewer: User, source: 
     review_and_resolve(queue, lead, reviewer, correction="Better.")
     created = publish(lead, "v1", [queue.pk])
     # As the migration finds a dataset taken before: items, but no lines and no SHA-256.
-    DatasetLine.objects.filter(dataset_id=created["id"]).delete()
-    Dataset.objects.filter(pk=created["id"]).update(training_sha256="", gold_sha256="", item_count=0)
+    with around_the_freeze():
+        DatasetLine.objects.filter(dataset_id=created["id"]).delete()
+        Dataset.objects.filter(pk=created["id"]).update(training_sha256="", gold_sha256="", item_count=0)
 
     assert dataset_freeze_unfrozen(actor=lead) == 1
     assert dataset_freeze_unfrozen(actor=lead) == 0

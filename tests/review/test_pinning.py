@@ -21,8 +21,8 @@ from chats.review.pinning import path_sha256, path_to
 from chats.selectors.pinning import items_grown_since_review, pinned_path_messages, with_review_pin
 from chats.services.branches import message_set_active_branch
 from chats.services.review import item_lease_next, item_resolve, review_save_draft, review_submit
+from tests.factories.growing import Chat, one_question_queue, review_and_resolve
 from tests.factories.review import make_lead
-from tests.review.conversations import Chat, one_question_queue, review_and_resolve
 
 pytestmark = pytest.mark.django_db
 
