@@ -120,6 +120,7 @@ TABLES: dict[str, Table] = {
     "chats.ReceiptPayload": Table(L),
     "chats.ExportJob": Table(L),
     "chats.ExportJobPart": Table(L),
+    "chats.DatasetLine": Table(L),
     "chats.QueueRuleRun": Table(L),
     "chats.ApiKeyDailyUsage": Table(L),
     "chats.AuditEvent": Table(L),

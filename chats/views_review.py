@@ -36,6 +36,7 @@ from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, Ru
 from chats.review.agreement import MIN_ITEMS, agreement_chart_layout, agreement_chart_rows
 from chats.review.rubric import consensus, disagreements
 from chats.roles import Roles
+from chats.selectors.datasets import queue_datasets
 from chats.selectors.review import (
     current_rubric,
     item_reviews,
@@ -179,6 +180,7 @@ def _queue_page(
             "progress": queue_progress(detail),
             **(_agreement(detail) if roles.can_lead or roles.can_audit else {}),
             "items": queue_items_with_holders(detail, limit=ITEMS_SHOWN),
+            "datasets": queue_datasets(detail),
             "can_lead": roles.can_lead,
             "can_adjudicate": roles.can_lead or roles.can_audit,
             "form": form,

@@ -59,6 +59,15 @@ class QueueItemSerializer(serializers.Serializer[Any]):
     title = serializers.CharField(source="conversation.title")
     submitted_count = serializers.IntegerField(help_text="Submitted reviews.")
     resolved = serializers.BooleanField(help_text="Whether a lead gave it a gold answer.")
+    reviewed_leaf_key = serializers.CharField(
+        allow_null=True,
+        help_text="The last message of the path it was reviewed on (its resolution's, else its latest submitted "
+        "review's); null before any review.",
+    )
+    grown_since_review = serializers.BooleanField(
+        help_text="Reviewed, and the conversation's active path no longer ends there: it grew, or another branch "
+        "became active. The reviews and the gold answer still refer to the path judged."
+    )
     created_at = serializers.DateTimeField()
 
 
@@ -95,6 +104,10 @@ class ReviewSerializer(serializers.Serializer[Any]):
     answers = serializers.JSONField()
     state = serializers.ChoiceField(choices=ReviewState.values)
     submitted_at = serializers.DateTimeField(allow_null=True)
+    pinned_leaf_key = serializers.CharField(
+        allow_blank=True, help_text="The last message of the path judged (the lease's, when the review began)."
+    )
+    pinned_path_sha256 = serializers.CharField(allow_blank=True, help_text="SHA-256 of that path's messages.")
 
 
 class ItemReviewsSerializer(serializers.Serializer[Any]):
@@ -110,6 +123,10 @@ class ResolutionSerializer(serializers.Serializer[Any]):
     rubric_version = serializers.IntegerField(source="rubric_version.version")
     answers = serializers.JSONField()
     correction = serializers.CharField(allow_blank=True)
+    pinned_leaf_key = serializers.CharField(
+        allow_blank=True, help_text="The last message of the path the gold answer is about (the reviewed one)."
+    )
+    pinned_path_sha256 = serializers.CharField(allow_blank=True, help_text="SHA-256 of that path's messages.")
     created_at = serializers.DateTimeField()
 
 
@@ -224,6 +241,10 @@ class DatasetSerializer(serializers.Serializer[Any]):
     description = serializers.CharField(allow_blank=True)
     queues = serializers.SerializerMethodField(help_text="The queues it was taken from: `{id, name}`.")
     item_count = serializers.IntegerField(help_text="Gold items frozen in it.")
+    training_sha256 = serializers.CharField(
+        help_text="SHA-256 (hex) of the `training` export's bytes, taken at publication: every export gives it."
+    )
+    gold_sha256 = serializers.CharField(help_text="SHA-256 (hex) of the `gold` export's bytes, taken at publication.")
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
 

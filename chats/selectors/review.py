@@ -15,6 +15,7 @@ from django.utils import timezone
 from chats.models import Lease, Queue, QueueItem, Resolution, Review, ReviewState, RubricVersion
 from chats.review.agreement import QuestionAgreement, question_agreement
 from chats.roles import Roles
+from chats.selectors.pinning import with_review_pin
 
 
 def current_rubric(queue: Queue) -> RubricVersion:
@@ -51,8 +52,9 @@ def queue_visible(user: Any, roles: Roles, pk: int, *, detail: bool = False) -> 
 
 
 def queue_items(queue: Queue) -> QuerySet[QueueItem]:
-    """A queue's items, oldest first, with their conversation and whether a lead resolved them."""
-    return (
+    """A queue's items, oldest first, with their conversation, whether a lead resolved them and whether the
+    conversation grew since they were reviewed (with_review_pin)."""
+    return with_review_pin(
         QueueItem.objects.filter(queue=queue)
         .select_related("conversation")
         .annotate(resolved=Exists(Resolution.objects.filter(item=OuterRef("pk"))))
@@ -204,7 +206,7 @@ def queue_adjudication(queue: Queue, *, limit: int) -> list[QueueItem]:
         Review.objects.filter(state=ReviewState.SUBMITTED).select_related("reviewer").order_by("submitted_at", "id")
     )
     return list(
-        QueueItem.objects.filter(queue=queue, submitted_count__gt=0)
+        with_review_pin(QueueItem.objects.filter(queue=queue, submitted_count__gt=0))
         .select_related("conversation", "resolution")
         .prefetch_related(Prefetch("reviews", queryset=submitted, to_attr="submitted"))
         .order_by("created_at", "id")[:limit]

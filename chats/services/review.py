@@ -28,6 +28,7 @@ from chats.models import (
     RubricVersion,
 )
 from chats.review.rubric import answers_errors, rubric_errors
+from chats.selectors.pinning import active_path_pin, resolution_pin, review_pin
 from chats.selectors.review import current_rubric
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
 
@@ -213,8 +214,12 @@ def _free_slots(item: QueueItem, reviewer: User, now: datetime) -> int:
 
 
 def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, action: str) -> Lease:
+    pin = active_path_pin(item.conversation_id)  # the path handed out: the active one now
     lease, _ = Lease.objects.update_or_create(
-        conversation_id=item.conversation_id, item=item, reviewer=reviewer, defaults={"expires_at": until}
+        conversation_id=item.conversation_id,
+        item=item,
+        reviewer=reviewer,
+        defaults={"expires_at": until, **pin.fields()},
     )
     audit_record(
         actor=actor,
@@ -318,13 +323,20 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any
     review = Review.objects.select_for_update().filter(item=item, reviewer=reviewer).first()
     if review is not None and review.state == ReviewState.SUBMITTED:
         raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])
+    pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
     if review is None:
         review = Review.objects.create(
-            conversation_id=item.conversation_id, item=item, reviewer=reviewer, rubric_version=rubric, answers=answers
+            conversation_id=item.conversation_id,
+            item=item,
+            reviewer=reviewer,
+            rubric_version=rubric,
+            answers=answers,
+            **pin.fields(),
         )
     else:
         review.rubric_version, review.answers, review.updated_at = rubric, answers, timezone.now()
-        review.save(update_fields=["rubric_version", "answers", "updated_at"])
+        review.pinned_leaf_key, review.pinned_path_sha256 = pin.leaf_key, pin.path_sha256
+        review.save(update_fields=["rubric_version", "answers", "updated_at", *pin.fields()])
     audit_record(
         actor=reviewer,
         action="review.draft_saved",
@@ -351,7 +363,14 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
     holds = Lease.objects.filter(item=item, reviewer=reviewer, expires_at__gt=now).exists()
     if not holds and _free_slots(item, reviewer, now) <= 0:
         raise InvalidInput([{"path": "/item", "message": "this item has all the reviews it needs"}])
-    values = {"rubric_version": rubric, "answers": answers, "state": ReviewState.SUBMITTED, "submitted_at": now}
+    pin = review_pin(item=item, reviewer=reviewer, now=now)
+    values = {
+        "rubric_version": rubric,
+        "answers": answers,
+        "state": ReviewState.SUBMITTED,
+        "submitted_at": now,
+        **pin.fields(),
+    }
     if review is None:
         review = Review.objects.create(conversation_id=item.conversation_id, item=item, reviewer=reviewer, **values)
     else:
@@ -381,6 +400,7 @@ def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], corre
         raise InvalidInput([{"path": "/correction", "message": "must be a string"}])
     existing = Resolution.objects.select_for_update().filter(item=item).first()
     before = None if existing is None else {"answers": existing.answers, "correction": existing.correction}
+    pin = resolution_pin(item)
     resolution, _ = Resolution.objects.update_or_create(
         conversation_id=item.conversation_id,
         item=item,
@@ -390,6 +410,7 @@ def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], corre
             "answers": answers,
             "correction": correction,
             "created_at": timezone.now(),
+            **pin.fields(),
         },
     )
     audit_record(

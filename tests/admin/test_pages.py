@@ -18,6 +18,7 @@ from chats.models import (
     ConversationView,
     Dataset,
     DatasetItem,
+    DatasetLine,
     ExportJob,
     ExportJobPart,
     Feedback,
@@ -71,6 +72,7 @@ CHANGELIST_QUERIES = {
     "resolution": 4,  # + count, resolutions with item and lead
     "dataset": 4,  # + count, datasets with their creator
     "datasetitem": 4,  # + count, items with dataset and conversation
+    "datasetline": 4,  # + count, frozen lines with their dataset
     "conversationview": 4,  # + count, views with their viewer
     "exportjob": 4,  # + count, jobs with who asked and their source
     "exportjobpart": 4,  # + count, chunks with their job (sizes, not bytes)
@@ -103,6 +105,7 @@ CHANGE_PAGE_QUERIES = {
     "resolution": 7,  # its conversation, its item, its lead, its rubric version
     "dataset": 5,  # its creator, its queues
     "datasetitem": 9,  # its dataset, conversation, queue item, queue, rubric version and lead
+    "datasetline": 4,  # its dataset
     "conversationview": 3,
     "exportjob": 4,  # who asked (a person's job: no source, no key)
     "exportjobpart": 4,  # its job
@@ -134,6 +137,7 @@ MODELS: dict[str, Any] = {
     "resolution": Resolution,
     "dataset": Dataset,
     "datasetitem": DatasetItem,
+    "datasetline": DatasetLine,
     "conversationview": ConversationView,
     "exportjob": ExportJob,
     "exportjobpart": ExportJobPart,
