@@ -69,7 +69,7 @@ def freeze_existing_datasets(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chats", "0021_foreign_keys_indexed_by_their_composite_indexes"),
+        ("chats", "0025_review_records_never_change"),
     ]
 
     operations = [
