@@ -18,6 +18,7 @@ from chats.models import (
     MAX_REVIEWS_PER_ITEM,
     Conversation,
     Lease,
+    Message,
     Queue,
     QueueItem,
     QueueRule,
@@ -27,9 +28,10 @@ from chats.models import (
     ReviewStatus,
     RubricVersion,
 )
-from chats.review.rubric import answers_errors, rubric_errors
+from chats.review.rubric import answers_errors, normalized_questions, rubric_errors, same_questions
 from chats.selectors.review import current_rubric
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
+from chats.storable import check
 
 
 @audited_write
@@ -61,10 +63,18 @@ ADD_BATCH = 2000
 
 
 def _checked_rubric(questions: Any) -> list[dict[str, Any]]:
+    """The questions in the canonical form a version stores (chats.review.rubric.normalized_questions)."""
     errors = rubric_errors(questions)
     if errors:
         raise InvalidInput(errors)
-    return cast(list[dict[str, Any]], questions)
+    return normalized_questions(questions)
+
+
+def _checked_instructions(instructions: Any) -> str:
+    if not isinstance(instructions, str):
+        raise InvalidInput([{"path": "/instructions", "message": "must be a string"}])
+    check(instructions, "/instructions")
+    return instructions
 
 
 def _checked_reviews_per_item(value: Any) -> int:
@@ -76,6 +86,7 @@ def _checked_reviews_per_item(value: Any) -> int:
 def _checked_name(name: Any, queue: Queue | None = None) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise InvalidInput([{"path": "/name", "message": "must be a non-empty string of at most 200 characters"}])
+    check(name, "/name")
     taken = Queue.objects.filter(name=name.strip())
     if queue is not None:
         taken = taken.exclude(pk=queue.pk)
@@ -106,13 +117,14 @@ def queue_create(
     members: Iterable[User] = (),
 ) -> Queue:
     """A new queue with its rubric's first version."""
+    checked = _checked_rubric(questions)
     queue = Queue.objects.create(
         name=_checked_name(name),
-        instructions=instructions,
+        instructions=_checked_instructions(instructions),
         reviews_per_item=_checked_reviews_per_item(reviews_per_item),
         created_by=actor,
     )
-    rubric = RubricVersion.objects.create(queue=queue, version=1, questions=_checked_rubric(questions))
+    rubric = RubricVersion.objects.create(queue=queue, version=1, questions=checked)
     queue.members.set(list(members))
     audit_record(
         actor=actor, action="queue.created", target_type="queue", target_id=queue.pk, after=_queue_state(queue, rubric)
@@ -131,24 +143,24 @@ def queue_update(
     questions: list[dict[str, Any]] | None = None,
     members: Iterable[User] | None = None,
 ) -> bool:
-    """Change what is given. A changed rubric with reviews under its current version becomes a new version (the
-    reviews keep theirs); without reviews, the current version is changed. Whether anything changed."""
+    """Change what is given. Questions that differ in meaning from the current version's (`same_questions`: the
+    canonical forms differ) become a new version; the same questions, however spelled, change nothing. A version is
+    never changed once written: reviews, drafts and resolutions keep the one they were given under. Whether
+    anything changed."""
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     rubric = current_rubric(queue)
     before = _queue_state(queue, rubric)
     if name is not None:
         queue.name = _checked_name(name, queue)
     if instructions is not None:
-        queue.instructions = instructions
+        queue.instructions = _checked_instructions(instructions)
     if reviews_per_item is not None:
         queue.reviews_per_item = _checked_reviews_per_item(reviews_per_item)
     queue.save(update_fields=["name", "instructions", "reviews_per_item"])
-    if questions is not None and _checked_rubric(questions) != rubric.questions:
-        if rubric.reviews.exists() or rubric.resolutions.exists():
-            rubric = RubricVersion.objects.create(queue=queue, version=rubric.version + 1, questions=questions)
-        else:
-            rubric.questions = questions
-            rubric.save(update_fields=["questions"])
+    if questions is not None:
+        checked = _checked_rubric(questions)
+        if not same_questions(checked, rubric.questions):
+            rubric = RubricVersion.objects.create(queue=queue, version=rubric.version + 1, questions=checked)
     if members is not None:
         queue.members.set(list(members))
     after = _queue_state(queue, rubric)
@@ -299,9 +311,18 @@ def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) 
     return len(holders)
 
 
+def reviewed_path_message_keys(item: QueueItem) -> dict[str, str]:
+    """The messages an answer about `item` may name: the key of each message on its reviewed path (the
+    conversation's active path), with its role. One query."""
+    path = Message.objects.filter(conversation_id=item.conversation_id, on_active_path=True)
+    return dict(path.values_list("key", "role"))
+
+
 def _review_answers(item: QueueItem, answers: Any, *, complete: bool) -> tuple[RubricVersion, dict[str, Any]]:
+    """`answers` checked against the queue's current rubric and the item's reviewed path (answers_errors: the one
+    validator of reviews, drafts and resolutions)."""
     rubric = current_rubric(item.queue)
-    errors = answers_errors(rubric.questions, answers, complete=complete)
+    errors = answers_errors(rubric.questions, answers, complete=complete, message_keys=reviewed_path_message_keys(item))
     if errors:
         raise InvalidInput(errors)
     return rubric, cast(dict[str, Any], answers)
@@ -375,22 +396,24 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
 @audited_write
 def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], correction: str = "") -> Resolution:
     """A lead's gold answer for `item` (every question but the text ones), and the final correction; a later
-    resolution replaces it, with the previous answers in the event."""
+    resolution replaces it (a new row: a resolution is never changed in place), with the previous answers in the
+    event."""
     rubric, answers = _review_answers(item, answers, complete=True)
     if not isinstance(correction, str):
         raise InvalidInput([{"path": "/correction", "message": "must be a string"}])
+    check(correction, "/correction")
     existing = Resolution.objects.select_for_update().filter(item=item).first()
     before = None if existing is None else {"answers": existing.answers, "correction": existing.correction}
-    resolution, _ = Resolution.objects.update_or_create(
+    if existing is not None:
+        existing.delete()
+    resolution = Resolution.objects.create(
         conversation_id=item.conversation_id,
         item=item,
-        defaults={
-            "lead": actor,
-            "rubric_version": rubric,
-            "answers": answers,
-            "correction": correction,
-            "created_at": timezone.now(),
-        },
+        lead=actor,
+        rubric_version=rubric,
+        answers=answers,
+        correction=correction,
+        created_at=timezone.now(),
     )
     audit_record(
         actor=actor,
