@@ -556,7 +556,7 @@ def test_versions_in_which_a_question_is_the_same_are_pooled() -> None:
 
 
 def test_an_older_form_of_a_question_comes_after_the_current_ones() -> None:
-    versions = {
+    versions: dict[int, list[dict[str, Any]]] = {
         1: [{"key": "b", "prompt": "B", "type": "ordinal", "scale": {"min": 1, "max": 3}}],
         2: [
             {"key": "a", "prompt": "A", "type": "boolean"},

@@ -121,7 +121,7 @@ def test_a_rubric_nested_too_deep_is_refused_naming_where() -> None:
 
 
 def test_the_canonical_form_fills_defaults_and_ignores_spelling() -> None:
-    stored = [
+    stored: list[dict[str, Any]] = [
         {"key": "ok", "prompt": "OK?", "type": "boolean"},
         {
             "key": "grade",
@@ -131,7 +131,7 @@ def test_the_canonical_form_fills_defaults_and_ignores_spelling() -> None:
         },
         {"key": "pick", "prompt": "Pick", "type": "categorical", "options": ["yes, mostly", "no"]},
     ]
-    same = [
+    same: list[dict[str, Any]] = [
         {"key": "ok", "prompt": " OK? ", "type": "boolean", "target": "conversation"},
         {
             "key": "grade",
