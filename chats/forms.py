@@ -172,8 +172,9 @@ class RubricQuestionForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="One option per line (categorical, multi-label).",
     )
-    scale_min = forms.CharField(required=False, max_length=20, label="Scale from")
-    scale_max = forms.CharField(required=False, max_length=20, label="Scale to")
+    # Text parsed by parse_int (ASCII digits only), shown as number fields.
+    scale_min = forms.CharField(required=False, max_length=20, label="Scale from", widget=forms.NumberInput)
+    scale_max = forms.CharField(required=False, max_length=20, label="Scale to", widget=forms.NumberInput)
     labels = forms.CharField(
         required=False,
         max_length=250_000,

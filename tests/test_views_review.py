@@ -482,6 +482,7 @@ def test_the_queue_page_and_agreement_survive_a_question_changing_type(
         assert 'data-question="issues" data-versions="1"' in html and "(an earlier form)" in html
         # One item: every pair figure rests on too few items, and says so.
         assert 'data-meaningful="no"' in html
+        assert signed_in(Client(), person).get(f"/queues/{queue.pk}/adjudicate/").status_code == 200
     body = signed_in(APIClient(), lead).get(f"/api/v1/queues/{queue.pk}/agreement/").json()
     assert [(q["key"], q["versions"], q["current"]) for q in body["questions"] if q["key"] == "issues"] == [
         ("issues", [2], True),
