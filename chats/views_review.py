@@ -138,9 +138,10 @@ def queue_create(request: HttpRequest) -> HttpResponse:
 def _agreement(queue: Queue) -> dict[str, Any]:
     """Agreement per question, for those who may see everyone's answers (leads and auditors): the figures would
     tell a reviewer the others' answers."""
-    figures = queue_agreement(queue)
+    groups = queue_agreement(queue)
+    figures = {group.name: group.figure for group in groups}
     return {
-        "agreement": figures,
+        "agreement": groups,
         "agreement_chart": agreement_chart_layout(agreement_chart_rows(figures)),
         "agreement_min_items": MIN_ITEMS,
     }

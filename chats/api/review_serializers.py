@@ -134,6 +134,12 @@ class PairAgreementSerializer(serializers.Serializer[Any]):
     reviewers = serializers.ListField(child=serializers.CharField(), help_text="The two reviewers' user names.")
     n_items = serializers.IntegerField(help_text="Units both answered.")
     kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa; null when undefined (see `reason`).")
+    kappa_linear = serializers.FloatField(
+        allow_null=True, help_text="Ordinal questions: Cohen's kappa with linear weights (null otherwise)."
+    )
+    kappa_quadratic = serializers.FloatField(
+        allow_null=True, help_text="Ordinal questions: Cohen's kappa with quadratic weights (null otherwise)."
+    )
     percent_agreement = serializers.FloatField(allow_null=True)
     meaningful = serializers.BooleanField(help_text="False when the figure rests on fewer than `min_items` units.")
     reason = serializers.CharField(allow_null=True)
@@ -152,12 +158,22 @@ class LabelAgreementSerializer(serializers.Serializer[Any]):
 class QuestionAgreementSerializer(serializers.Serializer[Any]):
     key = serializers.CharField()
     prompt = serializers.CharField(allow_blank=True)
+    versions = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="The rubric versions whose answers these figures compare: those in which the question is the "
+        "same (key, prompt, type, target, options or scale). A question that changed has one entry per form.",
+    )
+    current = serializers.BooleanField(help_text="Whether the current rubric version asks this question so.")
     kind = serializers.CharField(help_text="categorical, multi_label, ordinal or boolean (text has no agreement).")
     level_of_measurement = serializers.CharField(help_text="The distance alpha uses: nominal or ordinal.")
     alpha = serializers.FloatField(
         allow_null=True, help_text="Krippendorff's alpha; null when undefined, and for multi-label (see per_label)."
     )
     alpha_reason = serializers.CharField(allow_null=True)
+    alpha_interval = serializers.FloatField(
+        allow_null=True,
+        help_text="Ordinal questions: Krippendorff's alpha with the interval distance (null otherwise).",
+    )
     n_items = serializers.IntegerField(help_text="Units answered by at least two reviewers.")
     n_answers = serializers.IntegerField()
     n_reviewers = serializers.IntegerField()
@@ -168,9 +184,11 @@ class QuestionAgreementSerializer(serializers.Serializer[Any]):
 
 class AgreementSerializer(serializers.Serializer[Any]):
     queue = serializers.IntegerField()
-    rubric_version = serializers.IntegerField()
+    rubric_version = serializers.IntegerField(help_text="The current rubric version.")
     min_items = serializers.IntegerField(help_text="Below this many units a figure is marked not meaningful.")
-    questions = QuestionAgreementSerializer(many=True)
+    questions = QuestionAgreementSerializer(
+        many=True, help_text="The current version's questions in order, then the older forms of changed questions."
+    )
 
 
 def item_of(item: QueueItem) -> dict[str, Any]:

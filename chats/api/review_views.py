@@ -283,10 +283,13 @@ class QueueAgreementView(APIView):
     @extend_schema(
         operation_id="queue_agreement",
         summary="Agreement per question (leads and auditors)",
-        description="Per question of the current rubric, over submitted reviews: Krippendorff's `alpha` (nominal "
-        "or ordinal as the type says; per label for multi-label), and for each pair of reviewers Cohen's `kappa` "
-        "and `percent_agreement`, with the counts behind each figure. A question on a kind of message counts each "
-        "(item, message) as a unit. Reviewers are refused: the figures would tell them others' answers.",
+        description="Per question, over submitted reviews: Krippendorff's `alpha` (nominal or ordinal as the type "
+        "says; per label for multi-label; for ordinal questions also `alpha_interval`), and for each pair of "
+        "reviewers Cohen's `kappa` (for ordinal questions also `kappa_linear` and `kappa_quadratic`) and "
+        "`percent_agreement`, with the counts behind each figure. Answers are compared only with answers to the "
+        "same question: `versions` lists the rubric versions in which it was the same; a question whose type, "
+        "options or scale changed has one entry per form. A question on a kind of message counts each (item, "
+        "message) as a unit. Reviewers are refused: the figures would tell them others' answers.",
         responses={200: rs.AgreementSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
@@ -295,11 +298,11 @@ class QueueAgreementView(APIView):
             raise PermissionDenied("Only leads and auditors read agreement figures.")
         queue = _queue(request, pk)
         rubric = current_rubric(queue)
-        figures = queue_agreement(queue)
-        prompts = {question["key"]: question.get("prompt", "") for question in rubric.questions}
-        questions = []
-        for key, figure in figures.items():
-            questions.append({"key": key, "prompt": prompts.get(key, ""), **figure.as_dict()})
+        questions = [
+            {"key": group.key, "prompt": group.prompt, "versions": group.versions, "current": group.current}
+            | group.figure.as_dict()
+            for group in queue_agreement(queue)
+        ]
         payload = {"queue": queue.pk, "rubric_version": rubric.version, "min_items": MIN_ITEMS, "questions": questions}
         return Response(rs.AgreementSerializer(payload).data)
 

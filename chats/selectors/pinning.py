@@ -20,11 +20,12 @@ from chats.review.pinning import path_sha256
 
 @dataclass(frozen=True)
 class Pin:
-    """A path: its last message's key, the SHA-256 of the path (chats.review.pinning) and its messages' keys."""
+    """A path: its last message's key, the SHA-256 of the path (chats.review.pinning) and its messages' roles by
+    key (what a per-message answer may name)."""
 
     leaf_key: str
     path_sha256: str
-    message_keys: tuple[str, ...]
+    message_roles: dict[str, str]
 
     def fields(self) -> dict[str, str]:
         """The columns a lease, a review, a resolution or a dataset item stores it in."""
@@ -35,7 +36,7 @@ def _pin_of(path: list[Message]) -> Pin:
     return Pin(
         leaf_key=path[-1].key if path else "",
         path_sha256=path_sha256(path),
-        message_keys=tuple(message.key for message in path),
+        message_roles={message.key: message.role for message in path},
     )
 
 
@@ -44,7 +45,7 @@ def active_path_pin(conversation_id: int) -> Pin:
     path = list(
         Message.objects.filter(conversation_id=conversation_id, on_active_path=True)
         .order_by("depth")
-        .only("key", "content_key")
+        .only("key", "content_key", "role")
     )
     return _pin_of(path)
 
@@ -52,7 +53,9 @@ def active_path_pin(conversation_id: int) -> Pin:
 def pinned_path_messages(conversation_id: int, leaf_key: str) -> list[Message]:
     """The messages from the root to the message `leaf_key` of the conversation, root first, whichever branch is
     active now (empty when the conversation has no such message). One query over the conversation's messages."""
-    rows = list(Message.objects.filter(conversation_id=conversation_id).only("id", "parent_id", "key", "content_key"))
+    rows = list(
+        Message.objects.filter(conversation_id=conversation_id).only("id", "parent_id", "key", "content_key", "role")
+    )
     by_id = {row.pk: row for row in rows}
     current = next((row for row in rows if row.key == leaf_key), None)
     path: list[Message] = []

@@ -13,7 +13,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from chats.models import Lease, Queue, QueueItem, Resolution, Review, ReviewState, RubricVersion
-from chats.review.agreement import QuestionAgreement, question_agreement
+from chats.review.agreement import QuestionGroup, rubric_agreement
 from chats.roles import Roles
 from chats.selectors.pinning import with_review_pin
 
@@ -90,39 +90,15 @@ def item_reviews(item: QueueItem, user: Any, roles: Roles) -> VisibleReviews:
     return VisibleReviews(own, len(others))
 
 
-def queue_agreement(queue: Queue) -> dict[str, QuestionAgreement]:
-    """Agreement per question of the queue's current rubric, over submitted reviews only (design/review.md,
-    Agreement), with reviewers named by user name. A question on a kind of message counts each (item, message) as
-    a unit. Free-text questions have none. Two queries, whatever the number of reviews."""
-    questions = [q for q in current_rubric(queue).questions if q.get("type") != "text"]
-    tables: dict[str, dict[tuple[int, str], dict[str, Any]]] = {q["key"]: {} for q in questions}
+def queue_agreement(queue: Queue) -> list[QuestionGroup]:
+    """Agreement per question of the queue, over submitted reviews only (design/review.md, Agreement), with
+    reviewers named by user name: each answer compared only with answers to the same question as it stood in its
+    review's rubric version (`rubric_agreement`). Two queries, whatever the number of reviews."""
+    versions = dict(RubricVersion.objects.filter(queue=queue).values_list("version", "questions"))
     submitted = Review.objects.filter(item__queue=queue, state=ReviewState.SUBMITTED).values_list(
-        "item_id", "reviewer__username", "answers"
+        "item_id", "reviewer__username", "rubric_version__version", "answers"
     )
-    for item_id, reviewer_id, answers in submitted.iterator(chunk_size=2000):
-        for question in questions:
-            key = question["key"]
-            if key not in answers:
-                continue
-            value = answers[key]
-            per_unit = value if str(question.get("target", "conversation")).startswith("role:") else {"": value}
-            if not isinstance(per_unit, dict):
-                continue
-            for unit, answer in per_unit.items():
-                tables[key].setdefault((item_id, unit), {})[reviewer_id] = answer
-    return {
-        question["key"]: question_agreement(question["type"], tables[question["key"]], options=_domain(question))
-        for question in questions
-    }
-
-
-def _domain(question: dict[str, Any]) -> list[Any] | None:
-    if question["type"] == "ordinal":
-        scale = question["scale"]
-        return list(range(int(scale["min"]), int(scale["max"]) + 1))
-    if question["type"] in ("categorical", "multi_label"):
-        return list(question["options"])
-    return None
+    return rubric_agreement(versions, submitted.iterator(chunk_size=2000), current=max(versions, default=0))
 
 
 def queue_choices() -> list[Queue]:

@@ -27,10 +27,11 @@ from chats.models import (
     ReviewStatus,
     RubricVersion,
 )
-from chats.review.rubric import answers_errors, rubric_errors
-from chats.selectors.pinning import active_path_pin, resolution_pin, review_pin
+from chats.review.rubric import answers_errors, normalized_questions, rubric_errors, same_questions
+from chats.selectors.pinning import Pin, active_path_pin, resolution_pin, review_pin
 from chats.selectors.review import current_rubric
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
+from chats.storable import check
 
 
 @audited_write
@@ -62,10 +63,18 @@ ADD_BATCH = 2000
 
 
 def _checked_rubric(questions: Any) -> list[dict[str, Any]]:
+    """The questions in the canonical form a version stores (chats.review.rubric.normalized_questions)."""
     errors = rubric_errors(questions)
     if errors:
         raise InvalidInput(errors)
-    return cast(list[dict[str, Any]], questions)
+    return normalized_questions(questions)
+
+
+def _checked_instructions(instructions: Any) -> str:
+    if not isinstance(instructions, str):
+        raise InvalidInput([{"path": "/instructions", "message": "must be a string"}])
+    check(instructions, "/instructions")
+    return instructions
 
 
 def _checked_reviews_per_item(value: Any) -> int:
@@ -77,6 +86,7 @@ def _checked_reviews_per_item(value: Any) -> int:
 def _checked_name(name: Any, queue: Queue | None = None) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise InvalidInput([{"path": "/name", "message": "must be a non-empty string of at most 200 characters"}])
+    check(name, "/name")
     taken = Queue.objects.filter(name=name.strip())
     if queue is not None:
         taken = taken.exclude(pk=queue.pk)
@@ -107,13 +117,14 @@ def queue_create(
     members: Iterable[User] = (),
 ) -> Queue:
     """A new queue with its rubric's first version."""
+    checked = _checked_rubric(questions)
     queue = Queue.objects.create(
         name=_checked_name(name),
-        instructions=instructions,
+        instructions=_checked_instructions(instructions),
         reviews_per_item=_checked_reviews_per_item(reviews_per_item),
         created_by=actor,
     )
-    rubric = RubricVersion.objects.create(queue=queue, version=1, questions=_checked_rubric(questions))
+    rubric = RubricVersion.objects.create(queue=queue, version=1, questions=checked)
     queue.members.set(list(members))
     audit_record(
         actor=actor, action="queue.created", target_type="queue", target_id=queue.pk, after=_queue_state(queue, rubric)
@@ -132,24 +143,24 @@ def queue_update(
     questions: list[dict[str, Any]] | None = None,
     members: Iterable[User] | None = None,
 ) -> bool:
-    """Change what is given. A changed rubric with reviews under its current version becomes a new version (the
-    reviews keep theirs); without reviews, the current version is changed. Whether anything changed."""
+    """Change what is given. Questions that differ in meaning from the current version's (`same_questions`: the
+    canonical forms differ) become a new version; the same questions, however spelled, change nothing. A version is
+    never changed once written: reviews, drafts and resolutions keep the one they were given under. Whether
+    anything changed."""
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     rubric = current_rubric(queue)
     before = _queue_state(queue, rubric)
     if name is not None:
         queue.name = _checked_name(name, queue)
     if instructions is not None:
-        queue.instructions = instructions
+        queue.instructions = _checked_instructions(instructions)
     if reviews_per_item is not None:
         queue.reviews_per_item = _checked_reviews_per_item(reviews_per_item)
     queue.save(update_fields=["name", "instructions", "reviews_per_item"])
-    if questions is not None and _checked_rubric(questions) != rubric.questions:
-        if rubric.reviews.exists() or rubric.resolutions.exists():
-            rubric = RubricVersion.objects.create(queue=queue, version=rubric.version + 1, questions=questions)
-        else:
-            rubric.questions = questions
-            rubric.save(update_fields=["questions"])
+    if questions is not None:
+        checked = _checked_rubric(questions)
+        if not same_questions(checked, rubric.questions):
+            rubric = RubricVersion.objects.create(queue=queue, version=rubric.version + 1, questions=checked)
     if members is not None:
         queue.members.set(list(members))
     after = _queue_state(queue, rubric)
@@ -304,9 +315,11 @@ def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) 
     return len(holders)
 
 
-def _review_answers(item: QueueItem, answers: Any, *, complete: bool) -> tuple[RubricVersion, dict[str, Any]]:
+def _review_answers(item: QueueItem, answers: Any, *, complete: bool, pin: Pin) -> tuple[RubricVersion, dict[str, Any]]:
+    """`answers` checked against the queue's current rubric and the path the answer is about, `pin`
+    (answers_errors: the one validator of reviews, drafts and resolutions)."""
     rubric = current_rubric(item.queue)
-    errors = answers_errors(rubric.questions, answers, complete=complete)
+    errors = answers_errors(rubric.questions, answers, complete=complete, message_keys=pin.message_roles)
     if errors:
         raise InvalidInput(errors)
     return rubric, cast(dict[str, Any], answers)
@@ -316,14 +329,14 @@ def _review_answers(item: QueueItem, answers: Any, *, complete: bool) -> tuple[R
 def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -> Review:
     """Save `reviewer`'s answers so far (any subset) as a draft, under the queue's current rubric."""
     _ensure_member(item.queue, reviewer)
-    rubric, answers = _review_answers(item, answers, complete=False)
+    pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
+    rubric, answers = _review_answers(item, answers, complete=False, pin=pin)
     # The lock review_submit and item_lease_next take, first: saves of one review sent together (quick key
     # presses) wait for each other instead of both inserting it.
     Queue.objects.select_for_update().filter(pk=item.queue_id).first()
     review = Review.objects.select_for_update().filter(item=item, reviewer=reviewer).first()
     if review is not None and review.state == ReviewState.SUBMITTED:
         raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])
-    pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
     if review is None:
         review = Review.objects.create(
             conversation_id=item.conversation_id,
@@ -353,7 +366,8 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
     """Submit `reviewer`'s review of `item`, once: every question but the text ones answered. The reviewer must
     hold the item, or the item must still have a free slot."""
     _ensure_member(item.queue, reviewer)
-    rubric, answers = _review_answers(item, answers, complete=True)
+    pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
+    rubric, answers = _review_answers(item, answers, complete=True, pin=pin)
     Queue.objects.select_for_update().filter(pk=item.queue_id).first()  # the lock item_lease_next takes
     item = QueueItem.objects.select_related("queue").get(pk=item.pk)
     now = timezone.now()
@@ -363,7 +377,6 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
     holds = Lease.objects.filter(item=item, reviewer=reviewer, expires_at__gt=now).exists()
     if not holds and _free_slots(item, reviewer, now) <= 0:
         raise InvalidInput([{"path": "/item", "message": "this item has all the reviews it needs"}])
-    pin = review_pin(item=item, reviewer=reviewer, now=now)
     values = {
         "rubric_version": rubric,
         "answers": answers,
@@ -394,24 +407,26 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
 @audited_write
 def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], correction: str = "") -> Resolution:
     """A lead's gold answer for `item` (every question but the text ones), and the final correction; a later
-    resolution replaces it, with the previous answers in the event."""
-    rubric, answers = _review_answers(item, answers, complete=True)
+    resolution replaces it (a new row: a resolution is never changed in place), with the previous answers in the
+    event."""
+    pin = resolution_pin(item)
+    rubric, answers = _review_answers(item, answers, complete=True, pin=pin)
     if not isinstance(correction, str):
         raise InvalidInput([{"path": "/correction", "message": "must be a string"}])
+    check(correction, "/correction")
     existing = Resolution.objects.select_for_update().filter(item=item).first()
     before = None if existing is None else {"answers": existing.answers, "correction": existing.correction}
-    pin = resolution_pin(item)
-    resolution, _ = Resolution.objects.update_or_create(
+    if existing is not None:
+        existing.delete()
+    resolution = Resolution.objects.create(
         conversation_id=item.conversation_id,
         item=item,
-        defaults={
-            "lead": actor,
-            "rubric_version": rubric,
-            "answers": answers,
-            "correction": correction,
-            "created_at": timezone.now(),
-            **pin.fields(),
-        },
+        lead=actor,
+        rubric_version=rubric,
+        answers=answers,
+        correction=correction,
+        created_at=timezone.now(),
+        **pin.fields(),
     )
     audit_record(
         actor=actor,

@@ -496,7 +496,7 @@ def build_targets(world: World) -> dict[str, Target]:
                     "rubric-0-key": "correct",
                     "rubric-0-prompt": "Correct?",
                     "rubric-0-type": "categorical",
-                    "rubric-0-options": "yes, no",
+                    "rubric-0-options": "yes\nno",
                     "rubric-0-target": "conversation",
                 }
             },

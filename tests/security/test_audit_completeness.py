@@ -77,6 +77,7 @@ NOT_WRITES = {
     # Called inside every ingestion's write, whose entries cover it: the queue rules' events are the ingestion's.
     "service conversations_changed": "part of an ingestion's write",
     "service stored_snapshots": "read",
+    # Team review: the messages an item's answers may name, read by the answer check of every review write.
     "service receipt_values": "builds a receipt's values",
     "service ingest_event": "builds an unsaved event",
     "service sender_actor": "computes who an ingestion's events name",
