@@ -83,7 +83,14 @@ from chats.services.plan_writer import (
     plan_rows,
     plans_rewrite_verdicts,
 )
-from chats.services.receipts import Decision, Sender, receipt_payloads_save, receipt_values, receipts_complete
+from chats.services.receipts import (
+    Decision,
+    Sender,
+    receipt_payloads_save,
+    receipt_values,
+    receipts_complete,
+    receipts_queued_again_on_error,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -167,8 +174,9 @@ def _ingest(
         return [conversation_store(sender=sender, prepared=item.prepared) for item in items]
 
     results: dict[int, IngestResult] = {}
+    queued_receipts = [item.prepared.queued for item in items if item.prepared.queued is not None]
     try:
-        with transaction.atomic():
+        with receipts_queued_again_on_error(queued_receipts), transaction.atomic():
             # Held to the commit: a concurrent document of one of these id-less chats waits, then finds it.
             idless_lock([item.prepared for item in items])
             batch, later = _split(source, items)
@@ -176,6 +184,9 @@ def _ingest(
                 results, lost = _write_batch(sender, batch)
                 later.extend(lost)
     except Exception:
+        # One document the database refuses (or any failure) costs the batch, never the request: the batch is
+        # rolled back (to its savepoint, inside a worker's transaction), and each document is stored on its own,
+        # in its own savepoint, where a failure rejects that document alone (see conversation_store).
         logger.exception("bulk ingest: the batch of %d documents failed; storing them one by one", len(items))
         results, later = {}, items
     for item in sorted(later, key=lambda later_item: later_item.index):
