@@ -38,7 +38,7 @@ from chats.services.audit import Actor, SourceActor, audit_event, audit_insert, 
 from chats.services.documents import Prepared, document_prepare
 from chats.services.plan_writer import write_plan
 from chats.services.queue_rules import rules_apply
-from chats.services.receipts import Decision, Sender, receipt_create
+from chats.services.receipts import Decision, Sender, receipt_create, receipts_queued_again_on_error
 from chats.services.search import search_index_soon
 
 logger = logging.getLogger(__name__)
@@ -89,8 +89,9 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
     if prepared.parsed is None:
         return reject(sender, prepared, prepared.errors)
     parsed = prepared.parsed
+    queued = [prepared.queued] if prepared.queued is not None else []
     try:
-        with transaction.atomic():
+        with receipts_queued_again_on_error(queued), transaction.atomic():
             plan, conversation = _plan_and_write(sender.source, prepared)
             warnings = [w.as_dict() for w in parsed.warnings] + plan.warnings
             receipt = receipt_create(
