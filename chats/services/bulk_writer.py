@@ -22,9 +22,11 @@ does. This module only writes the plans of a batch at once, in ONE transaction:
 Documents the batch cannot take are stored one by one after it commits, through the row-by-row writer: refused
 documents (so that their receipts are exactly the ordinary ones), a second document for a conversation already
 in the batch (it must be planned against what the first one stored), and a document that lost an ``ON CONFLICT``
-race. If the batch transaction fails for any reason, it is rolled back and every one of its documents takes the
-row-by-row writer, so that "atomic per conversation" holds whatever happens. Any other database than PostgreSQL
-takes the row-by-row writer for everything.
+race. If the batch transaction fails for any reason (one document the database refuses), it is rolled back (to its
+savepoint, inside a worker's transaction) and every one of its documents takes the row-by-row writer, each in its
+own savepoint, where a document that fails again is rejected alone with the reason: "atomic per conversation"
+holds whatever happens, and a bad document costs only itself. The fallback runs only when the batch fails. Any
+other database than PostgreSQL takes the row-by-row writer for everything.
 """
 
 from __future__ import annotations

@@ -40,7 +40,8 @@ def health(user: User, django_assert_num_queries: Any) -> dict[str, Any]:
     with django_assert_num_queries(1):  # the queued receipts by source (authentication forced: no session read)
         response = client.get("/api/v1/health/")
     assert response.status_code == 200
-    return response.json()["ingest_queue"]
+    queue: dict[str, Any] = response.json()["ingest_queue"]
+    return queue
 
 
 def test_an_empty_queue_says_so(admin_user: User, django_assert_num_queries: Any) -> None:

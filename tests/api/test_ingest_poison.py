@@ -61,7 +61,7 @@ def key_client(raw_key: str) -> APIClient:
 def assert_readable_rejection(client: APIClient, receipt: str, message: str) -> dict[str, Any]:
     response = client.get(f"/api/v1/receipts/{receipt}/")
     assert response.status_code == 200
-    body = json.loads(response.content)  # the bytes are JSON whatever the payload holds
+    body: dict[str, Any] = json.loads(response.content)  # the bytes are JSON whatever the payload holds
     assert body["outcome"] == "rejected" and body["conversation"] is None
     assert any(message in error["message"] for error in body["errors"]), body["errors"]
     return body
