@@ -6,6 +6,10 @@ of what is stored (`stored_snapshots`) -> `planner.plan_document` (the one place
 `conversation_store` carries one plan out row by row (`plan_writer.write_plan`); `bulk_writer` carries a batch of
 plans out by COPY. Both write the rows from the same row builders (`plan_writer`), and both then apply the queue
 rules (`queue_rules.rules_apply`) to the conversations they created or changed, in the same transaction.
+
+A document that fails while it is written (a value the database refuses, a trigger, any error that sending it
+again would not heal) is rejected alone by `conversation_store`, in its own savepoint, with the reason
+(`failure_issue`); only a transient database error (`TRANSIENT_ERRORS`) is raised, for the caller to retry.
 """
 
 from __future__ import annotations
