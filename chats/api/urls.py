@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
-from chats.api import dataset_views, docs, export_job_views, ingest_views, review_views, views
+from chats.api import dataset_views, docs, export_job_views, health_views, ingest_views, review_views, views
 
 app_name = "api"
 
@@ -51,6 +51,7 @@ urlpatterns = [
     path("datasets/", dataset_views.DatasetListView.as_view(), name="dataset-list"),
     path("datasets/<int:pk>/", dataset_views.DatasetDetailView.as_view(), name="dataset-detail"),
     path("datasets/<int:pk>/export/", dataset_views.DatasetExportView.as_view(), name="dataset-export"),
+    path("health/", health_views.HealthView.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", docs.SwaggerDocsView.as_view(url_name="api:schema"), name="docs"),
     *router.urls,

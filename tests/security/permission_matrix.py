@@ -529,6 +529,7 @@ def build_targets(world: World) -> dict[str, Target]:
             tuple(f"/api/v1/export/?format={fmt}" for fmt in (*EXPORT_FORMATS, "training")), {"POST": JsonBody({})}
         ),
         "api:schema": Target(("/api/v1/schema/",), {"POST": JsonBody({})}),
+        "api:health": Target(("/api/v1/health/",), {"POST": JsonBody({})}),
         "api:docs": Target(("/api/v1/docs/",), {"POST": JsonBody({})}),
         "api:conversation-list": Target(("/api/v1/conversations/",), {"POST": JsonBody({})}),
         "api:conversation-detail": Target(

@@ -102,6 +102,7 @@ NOT_WRITES = {
     "GET chats:next_unreviewed": "read",
     "GET chats:feedback_form": "read",
     "GET api:receipt": "read",
+    "GET api:health": "read",
     "GET api:receipt-payload": "read",
     "admin:chats_ingestionreceipt_payload": "read (a download)",
     "GET api:artifacts": "read",
