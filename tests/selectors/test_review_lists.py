@@ -5,6 +5,7 @@ per queue and per reviewer."""
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -109,7 +110,7 @@ def test_the_disagreement_state_is_the_adjudication_pages_reading_of_the_answers
     now = timezone.now()
     expected = set()
     for item in QueueItem.objects.filter(queue=queue):
-        answer_sets = []
+        answer_sets: list[Mapping[str, Any]] = []
         for person in people[: rng.randint(1, 3)]:
             answers: dict[str, Any] = {"note": rng.choice(["a", "b"])}
             for key, values in (("correct", CORRECT), ("issues", ISSUES), ("tools_ok", [None, True, False])):
