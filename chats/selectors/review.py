@@ -204,29 +204,6 @@ def queue_progress(queue: Queue) -> QueueProgress:
     )
 
 
-def queue_items_with_holders(queue: Queue, *, limit: int) -> list[QueueItem]:
-    """The queue's first `limit` items with their unexpired leases (and holders) and resolution flag (two
-    queries)."""
-    leases = (
-        Lease.objects.filter(expires_at__gt=timezone.now()).select_related("reviewer").order_by("reviewer__username")
-    )
-    return list(queue_items(queue).prefetch_related(Prefetch("leases", queryset=leases, to_attr="held"))[:limit])
-
-
-def queue_adjudication(queue: Queue, *, limit: int) -> list[QueueItem]:
-    """The queue's items with at least one submitted review, each with its submitted reviews (and reviewers) and its
-    resolution, oldest first (two queries)."""
-    submitted = (
-        Review.objects.filter(state=ReviewState.SUBMITTED).select_related("reviewer").order_by("submitted_at", "id")
-    )
-    return list(
-        QueueItem.objects.filter(queue=queue, submitted_count__gt=0)
-        .select_related("conversation", "resolution")
-        .prefetch_related(Prefetch("reviews", queryset=submitted, to_attr="submitted"))
-        .order_by("created_at", "id")[:limit]
-    )
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Items by state, a page at a time; progress per queue and per reviewer
 
