@@ -228,7 +228,7 @@ def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, act
     return lease
 
 
-def lease_duration(queue: Queue) -> timedelta:
+def _lease_duration(queue: Queue) -> timedelta:
     """How long "next item" holds an item of `queue` for its reviewer."""
     return timedelta(minutes=queue.lease_minutes)
 
@@ -279,7 +279,7 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
     _ensure_member(queue, reviewer)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     now = timezone.now()
-    until = now + lease_duration(queue)
+    until = now + _lease_duration(queue)
     held = (
         QueueItem.objects.filter(queue=queue, leases__reviewer=reviewer, leases__expires_at__gt=now)
         .exclude(reviews__reviewer=reviewer, reviews__state=ReviewState.SUBMITTED)
@@ -309,7 +309,7 @@ def item_assign(*, actor: User, item: QueueItem, reviewer: User) -> Lease:
     _ensure_member(item.queue, reviewer)
     if item.reviews.filter(reviewer=reviewer, state=ReviewState.SUBMITTED).exists():
         raise InvalidInput([{"path": "/reviewer", "message": "has already reviewed this item"}])
-    until = timezone.now() + max(ASSIGNMENT_DURATION, lease_duration(item.queue))
+    until = timezone.now() + max(ASSIGNMENT_DURATION, _lease_duration(item.queue))
     return _lease(actor=actor, item=item, reviewer=reviewer, until=until, action="queue_item.assigned")
 
 
