@@ -227,7 +227,7 @@ def _queue_page(
             "progress": queue_progress(detail),
             "reviewer_progress": queue_reviewer_progress(detail),
             **(_agreement(detail) if roles.can_lead or roles.can_audit else {}),
-            "listing": queue_items_page(detail, state=state, page=page, size=ITEMS_SHOWN),
+            "listing": queue_items_page(detail, state=state, page=page, size=ITEMS_SHOWN, questions=rubric.questions),
             "states": STATE_CHOICES,
             "state": state or "",
             "can_lead": roles.can_lead,

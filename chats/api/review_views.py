@@ -226,7 +226,9 @@ class QueueItemListView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         queue = _queue(request, pk)
         state = _valid(rs.ItemStateQuery, request.query_params).get("state")
-        items = queue_items(queue).filter(item_state_condition(state_scope(queue), state))
+        items = queue_items(queue)
+        if state is not None:  # the scope reads the rubric: only when a state asks for it
+            items = items.filter(item_state_condition(state_scope(queue), state))
         paginator = QueueItemPagination()
         page = paginator.paginate_queryset(items, request, view=self)
         return paginator.get_paginated_response(rs.QueueItemSerializer(page, many=True).data)

@@ -364,11 +364,18 @@ def _page_of(
     return ItemPage(list(items[start : start + size]), number, pages, total, counts)
 
 
-def queue_items_page(queue: Queue, *, state: str | None = None, page: int = 1, size: int = PAGE_SIZE) -> ItemPage:
+def queue_items_page(
+    queue: Queue,
+    *,
+    state: str | None = None,
+    page: int = 1,
+    size: int = PAGE_SIZE,
+    questions: list[dict[str, Any]] | None = None,
+) -> ItemPage:
     """One page of the queue's items in `state` (every item when None), oldest first, each with its unexpired
-    leases (and holders) and whether it is resolved; with the count of every state. Four queries (the rubric,
-    the counts, the page, its leases)."""
-    scope = state_scope(queue)
+    leases (and holders) and whether it is resolved; with the count of every state. Three queries (the counts, the
+    page, its leases), and one for the current rubric unless its `questions` are given."""
+    scope = state_scope(queue, questions)
     leases = Lease.objects.filter(expires_at__gt=scope.now).select_related("reviewer").order_by("reviewer__username")
     items = (
         queue_items(queue)
