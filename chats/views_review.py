@@ -543,7 +543,12 @@ def queue_add(request: HttpRequest) -> HttpResponse:
     if form.cleaned_data["scope"] == "selected":
         conversations = Conversation.objects.filter(uuid__in=form.cleaned_data["selected"])
     else:
-        conversations = ConversationFilter(request.POST, queryset=Conversation.objects.all()).qs
+        filterset = ConversationFilter(request.POST, queryset=Conversation.objects.all())
+        if not filterset.is_valid():  # an invalid filter is left out of .qs: it would add every conversation
+            for error in _form_errors(filterset.form):
+                messages.error(request, f"Nothing added: {error}")
+            return HttpResponseRedirect(back)
+        conversations = filterset.qs
     added = review_services.queue_add_conversations(actor=_actor(request), queue=queue, conversations=conversations)
     messages.success(request, f"{added} conversation{'s' if added != 1 else ''} added to {queue.name!r}.")
     return HttpResponseRedirect(back)

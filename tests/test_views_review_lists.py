@@ -190,3 +190,13 @@ def test_the_lists_take_the_same_queries_with_few_items_or_many(
         review_submit(reviewer=other_reviewer, item=item, answers={**GOLD, "correct": "wrong"})
     read("in_progress")
     read("disagreement")
+
+
+def test_add_to_queue_with_an_invalid_filter_adds_nothing_and_says_why(lead: User, source: Source) -> None:
+    queue = make_queue(lead, [])
+    fill_queue(make_queue(lead, [], name="Other"), lead, source, 3)  # three conversations to (not) add
+    response = signed_in(lead).post(
+        "/conversations/add-to-queue/", {"queue": queue.pk, "scope": "filters", "has_tool_calls": "maybe"}, follow=True
+    )
+    assert QueueItem.objects.filter(queue=queue).count() == 0
+    assert "Nothing added: has_tool_calls: Must be true or false" in response.content.decode()
