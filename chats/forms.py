@@ -14,7 +14,16 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from chats.integers import parse_int
-from chats.models import MAX_REVIEWS_PER_ITEM, ArtifactKind, Label, Queue, ReviewStatus, Score, Source
+from chats.models import (
+    MAX_LEASE_MINUTES,
+    MAX_REVIEWS_PER_ITEM,
+    ArtifactKind,
+    Label,
+    Queue,
+    ReviewStatus,
+    Score,
+    Source,
+)
 from chats.review.rubric import QUESTION_TYPES, TARGET_ROLES
 from chats.selectors.artifacts import (
     ARTIFACT_SORTS,
@@ -136,6 +145,7 @@ class ReviewQueueForm(forms.Form):
         required=False, max_length=50_000, widget=forms.Textarea(attrs={"rows": 4}), help_text="Markdown."
     )
     reviews_per_item = forms.IntegerField(min_value=1, max_value=MAX_REVIEWS_PER_ITEM, initial=1)
+    lease_minutes = forms.IntegerField(min_value=1, max_value=MAX_LEASE_MINUTES, initial=30, required=False)
     members = forms.ModelMultipleChoiceField(
         queryset=User.objects.filter(is_active=True).order_by("username"),
         to_field_name="username",

@@ -172,6 +172,8 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "export_formats": BULK_EXPORT_FORMATS,
             "active_nav": "conversations",
         },
+        # An invalid filter is a 400, as on the API; the page shows its error next to the field.
+        status=400 if filterset.is_bound and not filterset.is_valid() else 200,
         using="jinja2",
     )
 

@@ -10,7 +10,8 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from chats.models import MAX_REVIEWS_PER_ITEM, Queue, QueueItem, ReviewState
+from chats.models import MAX_LEASE_MINUTES, MAX_REVIEWS_PER_ITEM, Queue, QueueItem, ReviewState
+from chats.selectors.review import ITEM_STATE_HELP, ITEM_STATES
 
 QUESTION_HELP = (
     "A list of questions `{key, prompt, type, target, options | scale}`: `type` is categorical, multi_label, "
@@ -29,6 +30,7 @@ class QueueSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     instructions = serializers.CharField(allow_blank=True, help_text="Markdown.")
     reviews_per_item = serializers.IntegerField()
+    lease_minutes = serializers.IntegerField(help_text="How long `next` holds an item for its reviewer.")
     members = serializers.SerializerMethodField(help_text="Usernames of the people who work the queue.")
     rubric = serializers.SerializerMethodField(help_text="The current rubric version.")
     item_count = serializers.IntegerField()
@@ -53,6 +55,27 @@ class QueueCreateSerializer(serializers.Serializer[Any]):
     members = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 
 
+class QueuePatchSerializer(serializers.Serializer[Any]):
+    """Only what is given changes (leads)."""
+
+    name = serializers.CharField(max_length=200, required=False)
+    instructions = serializers.CharField(allow_blank=True, required=False, help_text="Markdown.")
+    reviews_per_item = serializers.IntegerField(min_value=1, max_value=MAX_REVIEWS_PER_ITEM, required=False)
+    lease_minutes = serializers.IntegerField(
+        min_value=1, max_value=MAX_LEASE_MINUTES, required=False, help_text="How long `next` holds an item."
+    )
+    questions = serializers.JSONField(
+        required=False, help_text=QUESTION_HELP + " A new rubric version is made only when the questions change."
+    )
+    members = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Usernames: the whole list, replacing it."
+    )
+
+
+class ItemStateQuery(serializers.Serializer[Any]):
+    state = serializers.ChoiceField(choices=list(ITEM_STATES), required=False, help_text=ITEM_STATE_HELP)
+
+
 class QueueItemSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     conversation = serializers.UUIDField(source="conversation.uuid")
@@ -69,6 +92,53 @@ class QueueItemSerializer(serializers.Serializer[Any]):
         "became active. The reviews and the gold answer still refer to the path judged."
     )
     created_at = serializers.DateTimeField()
+
+
+class QueueItemPageSerializer(serializers.Serializer[Any]):
+    """A page of a queue's items as the items list sends it (for the schema)."""
+
+    next = serializers.URLField(allow_null=True, help_text="The next page, or null.")
+    previous = serializers.URLField(allow_null=True, help_text="The previous page, or null.")
+    results = QueueItemSerializer(many=True)
+
+
+class AssignSerializer(serializers.Serializer[Any]):
+    reviewer = serializers.CharField(help_text="The username of a member of the queue.")
+
+
+class ReleaseSerializer(serializers.Serializer[Any]):
+    reviewer = serializers.CharField(
+        required=False, help_text="Release only this member's slot (username); every slot when left out."
+    )
+
+
+class LeaseSerializer(serializers.Serializer[Any]):
+    item = serializers.IntegerField(source="item_id")
+    reviewer = serializers.CharField(source="reviewer.username")
+    expires_at = serializers.DateTimeField()
+
+
+class ReleasedSerializer(serializers.Serializer[Any]):
+    released = serializers.IntegerField(help_text="How many leases were released.")
+
+
+class ReviewerProgressSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    done = serializers.IntegerField(help_text="Reviews submitted in the queue.")
+    leased = serializers.IntegerField(help_text="Items held for them now.")
+    remaining = serializers.IntegerField(help_text="Items that still want reviews and that they have not reviewed.")
+
+
+class ProgressSerializer(serializers.Serializer[Any]):
+    queue = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="Items in the queue.")
+    done = serializers.IntegerField(help_text="Items with every review wanted.")
+    leased = serializers.IntegerField(help_text="Items not done that someone holds now.")
+    remaining = serializers.IntegerField(help_text="Items not done.")
+    states = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Items in each state (the items list's `state`), and `all`."
+    )
+    reviewers = ReviewerProgressSerializer(many=True, help_text="The members, and whoever reviewed in the queue.")
 
 
 class ItemsAddSerializer(serializers.Serializer[Any]):

@@ -29,7 +29,14 @@ urlpatterns = [
         name="export-job-download",
     ),
     path("queues/", review_views.QueueListView.as_view(), name="queue-list"),
+    path("queues/<int:pk>/", review_views.QueueDetailView.as_view(), name="queue-detail"),
+    path("queues/<int:pk>/progress/", review_views.QueueProgressView.as_view(), name="queue-progress"),
     path("queues/<int:pk>/items/", review_views.QueueItemListView.as_view(), name="queue-items"),
+    path("queues/<int:pk>/items/<int:item>/assign/", review_views.ItemAssignView.as_view(), name="queue-item-assign"),
+    path(
+        "queues/<int:pk>/items/<int:item>/release/", review_views.ItemReleaseView.as_view(), name="queue-item-release"
+    ),
+    path("queues/<int:pk>/items/<int:item>/draft/", review_views.ItemDraftView.as_view(), name="queue-item-draft"),
     path("queues/<int:pk>/agreement/", review_views.QueueAgreementView.as_view(), name="queue-agreement"),
     path("queues/<int:pk>/rules/", review_views.QueueRuleListView.as_view(), name="queue-rules"),
     path("queues/<int:pk>/rules/<int:rule>/", review_views.QueueRuleDetailView.as_view(), name="queue-rule"),

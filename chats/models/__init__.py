@@ -44,6 +44,7 @@ from chats.models.records import (
     ViewedVia,
 )
 from chats.models.review import (
+    MAX_LEASE_MINUTES,
     MAX_REVIEWS_PER_ITEM,
     Dataset,
     DatasetFormat,
@@ -63,6 +64,7 @@ from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
 __all__ = [
     "AUDIT_GENESIS_HASH",
     "AUDIT_VERIFIED_ACTION",
+    "MAX_LEASE_MINUTES",
     "MAX_REVIEWS_PER_ITEM",
     "SEARCH_DOCUMENT_SQL",
     "SEARCH_TEXT_LIMIT",

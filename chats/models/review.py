@@ -14,6 +14,7 @@ from chats.models.checks import choices_check
 from chats.models.conversations import Conversation
 
 MAX_REVIEWS_PER_ITEM = 10
+MAX_LEASE_MINUTES = 7 * 24 * 60  # a week: longer, and a forgotten lease blocks an item for good
 
 
 class Queue(models.Model):
@@ -22,6 +23,10 @@ class Queue(models.Model):
     name = models.CharField(max_length=200, unique=True)
     instructions = models.TextField(blank=True, help_text="Markdown, rendered and sanitized like model output.")
     reviews_per_item = models.PositiveSmallIntegerField(default=1)
+    lease_minutes = models.PositiveIntegerField(
+        default=30,
+        help_text='How long "next item" holds an item for its reviewer (a lead\'s assignment: a day at least).',
+    )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="review_queues", blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -34,7 +39,11 @@ class Queue(models.Model):
             models.CheckConstraint(
                 condition=Q(reviews_per_item__gte=1, reviews_per_item__lte=MAX_REVIEWS_PER_ITEM),
                 name="queue_reviews_per_item_1_to_10",
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(lease_minutes__gte=1, lease_minutes__lte=MAX_LEASE_MINUTES),
+                name="queue_lease_minutes_1_to_a_week",
+            ),
         ]
 
     def __str__(self) -> str:

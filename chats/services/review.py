@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from chats.errors import InvalidInput, NotAllowed
 from chats.models import (
+    MAX_LEASE_MINUTES,
     MAX_REVIEWS_PER_ITEM,
     Conversation,
     Lease,
@@ -57,8 +58,8 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
 
 # --- Team review: queues, rubrics, items, leases, reviews and resolutions ---------------------------------------
 
-LEASE_DURATION = timedelta(minutes=30)
-ASSIGNMENT_DURATION = timedelta(hours=24)
+LEASE_DURATION = timedelta(minutes=30)  # the default of a queue's lease_minutes
+ASSIGNMENT_DURATION = timedelta(hours=24)  # a lead's assignment, unless the queue's leases are longer
 ADD_BATCH = 2000
 
 
@@ -243,6 +244,39 @@ def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, act
     return lease
 
 
+def _lease_duration(queue: Queue) -> timedelta:
+    """How long "next item" holds an item of `queue` for its reviewer."""
+    return timedelta(minutes=queue.lease_minutes)
+
+
+def _checked_lease_minutes(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LEASE_MINUTES:
+        raise InvalidInput([{"path": "/lease_minutes", "message": f"must be from 1 to {MAX_LEASE_MINUTES}"}])
+    return value
+
+
+@audited_write
+def queue_set_lease_minutes(*, actor: User, queue: Queue, lease_minutes: int) -> bool:
+    """Change how long "next item" holds an item of `queue` (leases already given keep their expiry). Whether it
+    changed."""
+    minutes = _checked_lease_minutes(lease_minutes)
+    queue = Queue.objects.select_for_update().get(pk=queue.pk)
+    before = queue.lease_minutes
+    if before == minutes:
+        return False
+    queue.lease_minutes = minutes
+    queue.save(update_fields=["lease_minutes"])
+    audit_record(
+        actor=actor,
+        action="queue.updated",
+        target_type="queue",
+        target_id=queue.pk,
+        before={"lease_minutes": before},
+        after={"lease_minutes": minutes},
+    )
+    return True
+
+
 def _ensure_member(queue: Queue, reviewer: User) -> None:
     if not queue.members.filter(pk=reviewer.pk).exists():
         raise NotAllowed(f"{reviewer.get_username()} is not a member of the queue {queue.name!r}.")
@@ -250,7 +284,7 @@ def _ensure_member(queue: Queue, reviewer: User) -> None:
 
 @audited_write
 def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
-    """The item `reviewer` should review next in `queue`, held for them for LEASE_DURATION: the one they hold
+    """The item `reviewer` should review next in `queue`, held for them for the queue's lease_minutes: the one they hold
     already, or else the oldest that still needs reviews (submitted reviews and others' unexpired leases take its
     slots) and that they have not reviewed. None when there is none.
 
@@ -261,7 +295,7 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
     _ensure_member(queue, reviewer)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     now = timezone.now()
-    until = now + LEASE_DURATION
+    until = now + _lease_duration(queue)
     held = (
         QueueItem.objects.filter(queue=queue, leases__reviewer=reviewer, leases__expires_at__gt=now)
         .exclude(reviews__reviewer=reviewer, reviews__state=ReviewState.SUBMITTED)
@@ -286,11 +320,12 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
 
 @audited_write
 def item_assign(*, actor: User, item: QueueItem, reviewer: User) -> Lease:
-    """A lead hands an item to a member of its queue: a lease for ASSIGNMENT_DURATION, even over the item's slots."""
+    """A lead hands an item to a member of its queue: a lease for ASSIGNMENT_DURATION (or the queue's lease_minutes
+    when longer), even over the item's slots."""
     _ensure_member(item.queue, reviewer)
     if item.reviews.filter(reviewer=reviewer, state=ReviewState.SUBMITTED).exists():
         raise InvalidInput([{"path": "/reviewer", "message": "has already reviewed this item"}])
-    until = timezone.now() + ASSIGNMENT_DURATION
+    until = timezone.now() + max(ASSIGNMENT_DURATION, _lease_duration(item.queue))
     return _lease(actor=actor, item=item, reviewer=reviewer, until=until, action="queue_item.assigned")
 
 

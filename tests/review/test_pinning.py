@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 from chats.models import Lease, Message, QueueItem, Resolution, Review, Source
 from chats.review.pinning import path_sha256, path_to
 from chats.selectors.pinning import items_grown_since_review, pinned_path_messages, with_review_pin
+from chats.selectors.review import item_state_counts, queue_items_page, state_scope
 from chats.services.branches import message_set_active_branch
 from chats.services.review import item_lease_next, item_resolve, review_save_draft, review_submit
 from tests.factories.growing import Chat, one_question_queue, review_and_resolve
@@ -129,6 +130,11 @@ def test_an_item_says_when_its_conversation_grew_or_switched_branch_since_review
     assert [grown(i) for i in (unreviewed_grows, grows, branches)] == [False, True, True]
     flagged = items_grown_since_review(QueueItem.objects.filter(queue=queue)).order_by("id")
     assert list(flagged.values_list("pk", flat=True)) == [grows.pk, branches.pk]
+    # The lists filter by it, and count it, as by any other state.
+    scope = state_scope(queue)
+    assert item_state_counts(scope)["grown_since_review"] == 2
+    listed = queue_items_page(queue, state="grown_since_review")
+    assert sorted(item.pk for item in listed.items) == [grows.pk, branches.pk]
 
     # Switching back to the reviewed branch: the item is on the path judged again.
     old_leaf = Message.objects.filter(conversation=chats[2].conversation, on_active_path=False, role="assistant").get()

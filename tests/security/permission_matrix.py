@@ -550,6 +550,11 @@ def build_targets(world: World) -> dict[str, Target]:
             (f"{queue_api}items/",), {"POST": JsonBody({"conversations": [str(world.conversation_b.uuid)]})}
         ),
         "api:queue-next": Target((f"{queue_api}next/",), {"POST": JsonBody({})}),
+        "api:queue-detail": Target((queue_api,), {"PATCH": JsonBody({"reviews_per_item": 1, "lease_minutes": 45})}),
+        "api:queue-progress": Target((f"{queue_api}progress/",), {"POST": JsonBody({})}),
+        "api:queue-item-assign": Target((f"{item_api}assign/",), {"POST": JsonBody({"reviewer": "rita"})}),
+        "api:queue-item-release": Target((f"{item_api}release/",), {"POST": JsonBody({"reviewer": "mia"})}),
+        "api:queue-item-draft": Target((f"{item_api}draft/",), {"PUT": JsonBody({"answers": {"correct": "no"}})}),
         "api:queue-agreement": Target((f"{queue_api}agreement/",), {"POST": JsonBody({})}),
         "api:queue-rules": Target(
             (f"{queue_api}rules/",), {"POST": JsonBody({"name": "Tools", "filters": {"has_tool_calls": "true"}})}
@@ -603,7 +608,7 @@ def state() -> dict[str, Any]:
         "feedback labels": list(FeedbackLabel.objects.order_by("pk").values_list("pk", "feedback", "label")),
         "labels": list(Label.objects.order_by("pk").values_list("pk", "name", "description")),
         "receipts": IngestionReceipt.objects.count(),
-        "queues": list(Queue.objects.order_by("pk").values_list("pk", "name", "reviews_per_item")),
+        "queues": list(Queue.objects.order_by("pk").values_list("pk", "name", "reviews_per_item", "lease_minutes")),
         "queue rules": list(
             QueueRule.objects.order_by("pk").values_list("pk", "queue", "name", "filters", "sample_rate", "enabled")
         ),

@@ -120,6 +120,7 @@ NOT_WRITES = {
     "GET chats:export_jobs": "read",
     "GET api:queue-rule-run-detail": "read",
     "GET api:queue-agreement": "read",
+    "GET api:queue-progress": "read",
     "GET chats:queue_list": "read",
     "GET chats:queue_detail": "read",
     "GET chats:queue_adjudicate": "read",
