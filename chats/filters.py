@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ from django.core.cache import cache
 from django.db import connection, connections, models, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from chats import jsonio
 from chats.models import (
     SEARCH_DOCUMENT_SQL,
     SEARCH_TEXT_LIMIT,
@@ -162,24 +162,6 @@ MODEL_SETTING_LIMIT = 500
 MODEL_SETTING_PATTERN = r"^\s*[^=\s][^=]{0,99}=.{0,300}$"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _storable(value: Any) -> bool:
-    """Whether a JSON value can be compared in the database: finite numbers, and strings without NUL (which
-    PostgreSQL's jsonb refuses)."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, str):
-        return "\x00" not in value
-    if isinstance(value, list):
-        return all(_storable(item) for item in value)
-    if isinstance(value, dict):
-        return all(_storable(key) and _storable(item) for key, item in value.items())
-    return True
-
-
 def parse_model_setting(text: str) -> tuple[str, Any]:
     """``key=value`` as (key, value): the value read as JSON when it is JSON (``true``, ``3``, ``0.3``,
     ``"a string"``), else as the string it is. Raises ValueError, saying why, for anything else."""
@@ -190,10 +172,10 @@ def parse_model_setting(text: str) -> tuple[str, Any]:
     if len(text) > MODEL_SETTING_LIMIT:
         raise ValueError(f"at most {MODEL_SETTING_LIMIT} characters")
     try:
-        value: Any = json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        value: Any = jsonio.loads(raw)  # strict JSON: no NaN, no number beyond a double
+    except ValueError:
         value = raw
-    if not _storable(value):
+    if unstorable(value) is not None:  # compared in the database as jsonb: else as the text it is
         value = raw
     return key, value
 

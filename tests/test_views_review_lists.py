@@ -173,8 +173,8 @@ def test_the_lists_take_the_same_queries_with_few_items_or_many(
     queue = make_queue(lead, [reviewer, other_reviewer])
     client = signed_in(lead)
     # session, user, groups, the queue (members, rubric), the state counts, the page and its leases or reviews, and
-    # the rest of each page (progress, agreement, the edit form), all fixed in number
-    expected = {"": 18, "adjudicate/": 9}[path]
+    # the rest of each page (progress, agreement, the datasets, the edit form), all fixed in number
+    expected = {"": 19, "adjudicate/": 9}[path]
 
     def read(state: str) -> None:
         with django_assert_num_queries(expected):

@@ -37,6 +37,7 @@ MAX_QUESTIONS = 50
 MAX_OPTIONS = 100
 MAX_LINE = 2000  # a prompt, an option or a label: one line of text
 MAX_TEXT = 20_000
+MAX_DEPTH = 32  # a rubric or an answer is a few levels deep; deeper is refused at the storable boundary
 MAX_SCALE = 1_000_000  # the ends of an ordinal scale, in absolute value
 # fullmatch, never match with "$": "$" also matches before a trailing newline ("ok\n" would pass).
 KEY_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -129,7 +130,7 @@ def rubric_errors(questions: Any) -> list[Error]:
     """What is wrong with a rubric's questions (an empty list when nothing is): at least one question, each with a
     key matching KEY_PATTERN whole, a one-line prompt, a known type and target, its options or scale, and no field
     the rubric does not know (the edit page could not give it back)."""
-    found = unstorable(questions, "/questions", max_chars=MAX_TEXT)
+    found = unstorable(questions, "/questions", max_chars=MAX_TEXT, max_depth=MAX_DEPTH)
     if found is not None:
         return [found.as_error()]
     if not isinstance(questions, list):
@@ -242,13 +243,13 @@ def answers_errors(
 ) -> list[Error]:
     """What is wrong with `answers` (question key -> value) to a valid rubric: the one check of answers (reviews,
     drafts and resolutions, from the API and the pages). Storable first (no NUL, lone surrogate, depth beyond
-    ``chats.storable.MAX_DEPTH`` or string beyond MAX_TEXT), then known questions only, each value of its question's
+    ``MAX_DEPTH`` or string beyond MAX_TEXT), then known questions only, each value of its question's
     type and range. `complete`: every question but the text ones must be answered (a submitted review, a
     resolution); a draft may leave any out.
 
     `message_keys` maps the key of each message on the reviewed path to its role: a question about the messages of
     a role may then name only those of that role. None skips that check (answers read back without their item)."""
-    found = unstorable(answers, "/answers", max_chars=MAX_TEXT)
+    found = unstorable(answers, "/answers", max_chars=MAX_TEXT, max_depth=MAX_DEPTH)
     if found is not None:
         return [found.as_error()]
     if not isinstance(answers, dict):
