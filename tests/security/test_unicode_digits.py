@@ -63,7 +63,9 @@ def test_a_review_draft_with_an_ordinal_in_other_digits_is_refused_with_its_poin
     client.force_login(reviewer)
     for step in ("draft", "submit"):
         response = client.post(
-            f"/queues/{queue.pk}/items/{item.pk}/{step}/", {f"q.quality.{assistant.key}": digits}, HTTP_HX_REQUEST="true"
+            f"/queues/{queue.pk}/items/{item.pk}/{step}/",
+            {f"q.quality.{assistant.key}": digits},
+            HTTP_HX_REQUEST="true",
         )
         assert response.status_code < 500, step
     assert not Review.objects.filter(answers__has_key="quality").exists()
