@@ -70,6 +70,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every response (an error from any middleware below included) carries the request's id.
+    "chats.middleware.RequestIdMiddleware",
+    # Under /api/ every error answers the API's {"errors": [...]} shape, whoever answered it.
+    "chats.middleware.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -386,6 +390,11 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Each record names the request it was logged for (the X-Request-ID a client can quote): chats.middleware.
+    "filters": {"request_id": {"()": "chats.middleware.RequestIdFilter"}},
+    "formatters": {"with_request_id": {"format": "%(levelname)s %(asctime)s [%(request_id)s] %(name)s: %(message)s"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "with_request_id"}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper() or "INFO"},
 }

@@ -17,6 +17,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from chats.errors import DomainError
+from chats.middleware import api_error_body
 
 
 def error_list(detail: Any, path: str = "") -> list[dict[str, str]]:
@@ -60,6 +61,14 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         # Django's Http404 and PermissionDenied, which DRF answers as {"detail": ...}.
         response.data = {"errors": error_list(response.data)}
     return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The site's 500 (Django has logged the traceback with the request's id, see chats.middleware): under /api/
+    the API's error shape with the request's id to quote, elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        return api_error_body(request, 500, "Internal server error. Quote the request_id when you report it.")
+    return defaults.server_error(request)
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
