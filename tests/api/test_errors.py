@@ -4,6 +4,7 @@ one. Every response carries an `X-Request-ID`; a 500 names it in its body too, a
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -82,3 +83,18 @@ def test_a_request_id_given_by_a_proxy_is_kept_and_a_hostile_one_replaced(client
     assert given["X-Request-ID"] == "proxy-1234abcd"
     hostile = client.get("/api/v1/labels/", HTTP_X_REQUEST_ID="x\r\nSet-Cookie: a=b" + "y" * 100)
     assert hostile["X-Request-ID"] != "proxy-1234abcd" and len(hostile["X-Request-ID"]) == 32
+
+
+def test_an_error_message_quoting_a_lone_surrogate_or_nul_is_a_400_not_a_500(
+    client: Client, reviewer: object, source: object
+) -> None:
+    from chats.services.feedback import feedback_submit
+    from tests.factories import make_conversation
+
+    conversation = make_conversation(source, n_messages=3)  # type: ignore[arg-type]
+    feedback, _ = feedback_submit(author=reviewer, conversation=conversation, message=None, score=1)  # type: ignore[arg-type]
+    client.force_login(reviewer)  # type: ignore[arg-type]
+    for body in (b'{"score": "\\ud800"}', b'{"score": "a\\u0000b"}', b'{"labels": ["\\udfff"]}'):
+        response = client.generic("PATCH", f"/api/v1/feedback/{feedback.uuid}/", body, "application/json")
+        _shaped(response, 400)
+        json.dumps(response.json()).encode()  # what the client got is valid UTF-8 JSON
