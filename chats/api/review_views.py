@@ -132,7 +132,7 @@ class QueueItemListView(APIView):
         operation_id="queue_items_list",
         summary="List a queue's items",
         description="Oldest first, by cursor. No answers are shown here.",
-        responses={200: rs.QueueItemSerializer(many=True), **ERRORS, **NOT_FOUND},
+        responses={200: rs.QueueItemSerializer(many=True), **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
         paginator = QueueItemPagination()
