@@ -88,3 +88,37 @@ def test_the_integer_fields_take_ascii_digits_only(digits: str) -> None:
     with pytest.raises(Exception, match="valid integer"):
         serializer_field.run_validation(digits)
     assert form_field.clean("12") == 12 and serializer_field.run_validation("-3") == -3
+
+
+def _int_routes() -> list[str]:
+    """Every URL pattern with an `<int:...>` segment, outside the admin (whose ids are its own)."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    found = []
+
+    def walk(patterns: list[object], prefix: str) -> None:
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)  # type: ignore[attr-defined]
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, route)
+            elif isinstance(pattern, URLPattern) and "<int:" in route and not route.startswith("admin/"):
+                found.append(route)
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+@pytest.mark.parametrize("number", ["9" * 30, str(2**63), "0"])
+def test_a_path_integer_no_row_can_have_is_never_a_server_error_on_any_route(
+    admin_user: User, client: Client, number: str
+) -> None:
+    import re
+
+    client.force_login(admin_user)
+    routes = _int_routes()
+    assert routes
+    for route in routes:
+        path = "/" + re.sub(r"<int:[^>]+>", number, route)
+        for method in ("get", "post"):
+            response = getattr(client, method)(path)
+            assert response.status_code < 500, (method, path)
