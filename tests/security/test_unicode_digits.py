@@ -4,6 +4,8 @@ answer, an audit row's key. Each is refused or ignored, never a 500 (`chats.inte
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -96,9 +98,9 @@ def _int_routes() -> list[str]:
 
     found = []
 
-    def walk(patterns: list[object], prefix: str) -> None:
+    def walk(patterns: Sequence[URLPattern | URLResolver], prefix: str) -> None:
         for pattern in patterns:
-            route = prefix + str(pattern.pattern)  # type: ignore[attr-defined]
+            route = prefix + str(pattern.pattern)
             if isinstance(pattern, URLResolver):
                 walk(pattern.url_patterns, route)
             elif isinstance(pattern, URLPattern) and "<int:" in route and not route.startswith("admin/"):
