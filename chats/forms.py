@@ -13,7 +13,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from chats.integers import parse_int
+from chats.integers import IntegerFormField, parse_int
 from chats.models import (
     MAX_LEASE_MINUTES,
     MAX_REVIEWS_PER_ITEM,
@@ -38,7 +38,7 @@ SCORE_CHOICES = [("", "No score"), *[(str(value), label) for value, label in rev
 
 
 class FeedbackForm(forms.Form):
-    message = forms.IntegerField(required=False, min_value=1)
+    message = IntegerFormField(required=False, min_value=1)
     feedback = forms.UUIDField(required=False)  # the reviewer's own feedback being changed, when there is one
     score = forms.TypedChoiceField(choices=SCORE_CHOICES, coerce=int, empty_value=None, required=False)
     labels = forms.ModelMultipleChoiceField(queryset=Label.objects.all(), to_field_name="name", required=False)
@@ -53,7 +53,7 @@ class ReviewStatusForm(forms.Form):
 
 
 class BranchForm(forms.Form):
-    message = forms.IntegerField(min_value=1)
+    message = IntegerFormField(min_value=1)
     next = forms.CharField(required=False, max_length=4000)
 
 
@@ -85,13 +85,13 @@ class QueueForm(forms.Form):
 class ThreadForm(forms.Form):
     """GET parameters of the thread page (the list filters it carries are read by ConversationFilter)."""
 
-    at = forms.IntegerField(required=False, min_value=1)
+    at = IntegerFormField(required=False, min_value=1)
     # The window of the path to show (chats.selectors.threads.path_window): after a position, or around a message.
-    after = forms.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
-    around = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
-    limit = forms.IntegerField(required=False, min_value=1, max_value=WINDOW_LIMIT_MAX)
+    after = IntegerFormField(required=False, min_value=0, max_value=2**31 - 1)
+    around = IntegerFormField(required=False, min_value=1, max_value=2**63 - 1)
+    limit = IntegerFormField(required=False, min_value=1, max_value=WINDOW_LIMIT_MAX)
     # The window around the next message past this position (-1: from the start) with an unanswered tool call.
-    unanswered_after = forms.IntegerField(required=False, min_value=-1, max_value=2**31 - 1)
+    unanswered_after = IntegerFormField(required=False, min_value=-1, max_value=2**31 - 1)
 
 
 class ArtifactListForm(forms.Form):
@@ -105,7 +105,7 @@ class ArtifactListForm(forms.Form):
     sort = forms.ChoiceField(
         choices=[(key, label) for key, (label, _) in ARTIFACT_SORTS.items()], required=False, label="Order"
     )
-    page = forms.IntegerField(required=False, min_value=1, max_value=MAX_ARTIFACT_PAGE)
+    page = IntegerFormField(required=False, min_value=1, max_value=MAX_ARTIFACT_PAGE)
 
     def selection(self) -> tuple[ArtifactFilters, str, int]:
         """(filters, order, page number) from the valid parameters."""
@@ -309,7 +309,7 @@ class RubricAnswersForm(forms.Form):
 class ItemLeadForm(forms.Form):
     """A lead's assignment or release of an item: the item (by its number in the queue) and the reviewer."""
 
-    item = forms.IntegerField(min_value=1)
+    item = IntegerFormField(min_value=1)
     reviewer = forms.ModelChoiceField(
         queryset=User.objects.filter(is_active=True), to_field_name="username", required=False
     )

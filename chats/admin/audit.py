@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString
 
 from chats.admin.base import ReadOnlyAdmin
 from chats.diffs import field_changes
+from chats.integers import parse_int
 from chats.models import AuditCheckpoint, AuditEvent, ConversationView
 from chats.selectors.audit import audit_chain_last_verification
 
@@ -61,8 +62,8 @@ def actor_url(event: AuditEvent) -> str | None:
 def target_url(event: AuditEvent) -> str | None:
     """The target's admin page, by its key or, for those named by a uuid, through its list: no query."""
     kind, pk = event.target_type, event.target_id
-    if kind in _CHANGE_VIEWS and pk.isdigit():
-        return reverse(_CHANGE_VIEWS[kind], args=[pk])
+    if kind in _CHANGE_VIEWS and (key := parse_int(pk, minimum=1)) is not None:
+        return reverse(_CHANGE_VIEWS[kind], args=[key])
     if kind in _UUID_LISTS and (value := _uuid(pk)) is not None:
         return reverse(_UUID_LISTS[kind]) + "?" + urlencode({"uuid": str(value)})
     return None

@@ -1,16 +1,15 @@
-"""The API's JSON parser: strict JSON (`chats.jsonio.loads`), so that no body can make parsing fail with anything but
-a 400.
+"""The API's one JSON parser: DRF's, reading with `chats.jsonio.loads`.
 
-DRF's own parser lets a ``RecursionError`` out of ``json.load`` (a body nested a few thousand levels deep): a 500.
-`chats.jsonio.loads` turns it, and NaN, Infinity and numbers beyond a double's range, into a ``ValueError``, which
-this parser answers as DRF's ``ParseError`` (400). What a body holds is checked by the services
-(`chats.storable`), which name the field.
+Python's `json` (which DRF's parser calls) recurses once per nesting level, so a body of 5,000 `[` raised
+RecursionError, a 500, on every endpoint that takes JSON; it also accepts NaN, Infinity and numbers beyond a double,
+which no JSON column keeps. `chats.jsonio.loads` refuses all of them, and a refusal here is a 400 like any other
+malformed body. (Ingest reads its bodies itself, with the same function.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
@@ -20,9 +19,12 @@ from chats import jsonio
 
 
 class StrictJSONParser(JSONParser):
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
-            return jsonio.loads(stream.read().decode(encoding))
-        except ValueError as exc:  # UnicodeDecodeError and every jsonio refusal are ValueErrors
-            raise ParseError(f"JSON parse error - {exc}") from None
+            data = stream.read()
+            return jsonio.loads(data.decode(encoding) if isinstance(data, bytes) else data)
+        except (ValueError, UnicodeError) as error:  # JSON and strictness errors are ValueErrors
+            raise ParseError(f"JSON parse error - {error}") from None

@@ -18,13 +18,13 @@ from django_filters.utils import translate_validation
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, status
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chats.api import review_serializers as rs
 from chats.api.authentication import SourcePrincipal
+from chats.api.pagination import QueueItemPagination
 from chats.api.permissions import api_roles
 from chats.api.schema import BAD_REQUEST, NOT_FOUND, error
 from chats.errors import InvalidInput
@@ -202,13 +202,6 @@ class QueueProgressView(APIView):
             "reviewers": progress.reviewers,
         }
         return Response(rs.ProgressSerializer(payload).data)
-
-
-class QueueItemPagination(CursorPagination):
-    ordering = ("created_at", "id")
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
 
 
 class QueueItemListView(APIView):
