@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,7 @@ from django.core.cache import cache
 from django.db import connection, connections, models, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from chats import model_call_filters
+from chats import jsonio, model_call_filters
 from chats.models import (
     SEARCH_DOCUMENT_SQL,
     SEARCH_TEXT_LIMIT,
@@ -40,9 +39,62 @@ from chats.models import (
     Source,
     ToolCall,
 )
+from chats.storable import pointer_token, unstorable
 from chats.widgets import FilterForm
 
 BOOLEAN_CHOICES = [("", "Any"), ("true", "Yes"), ("false", "No")]
+# What a boolean filter accepts, as documented: anything else is an error naming the parameter (Django's own
+# boolean fields read an unknown word as "no filter", so ?has_tool_calls=no would list everything).
+BOOLEAN_VALUES = {"true": True, "1": True, "false": False, "0": False}
+
+
+class StrictBooleanField(forms.Field):
+    """`true`/`false` (or `1`/`0`) as a bool, empty as None (no filter); any other value is invalid."""
+
+    widget = forms.Select(choices=BOOLEAN_CHOICES)
+
+    def to_python(self, value: Any) -> bool | None:
+        if value is None or value == "":
+            return None
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value in BOOLEAN_VALUES:
+            return BOOLEAN_VALUES[value]
+        raise forms.ValidationError("Must be true or false (or 1 or 0).", code="invalid")
+
+    def validate(self, value: Any) -> None:
+        if value is None and self.required:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+
+class StorableFilterForm(FilterForm):
+    """A filter form whose values are first checked to be storable (`chats.storable`): a NUL or an unpaired
+    surrogate is refused, naming the parameter, before any field reads the value (a choice read from the database
+    would fail on it, and a rule's or an export job's filters are stored as JSON)."""
+
+    def full_clean(self) -> None:
+        refused = {}
+        if self.is_bound:
+            for name in self.fields:
+                found = unstorable(self[name].data)
+                if found is not None:
+                    refused[name] = found.reason
+        if not refused:
+            super().full_clean()
+            return
+        fields = self.fields
+        self.fields = {name: field for name, field in fields.items() if name not in refused}
+        try:
+            super().full_clean()
+        finally:
+            self.fields = fields
+        for name, reason in refused.items():
+            self.add_error(name, f"Not a value that can be stored: {reason}.")
+
 
 # ?policy=: what a conversation's injections were against its injection context (chats.ingest.policy).
 POLICY_CHOICES = [
@@ -110,24 +162,6 @@ MODEL_SETTING_LIMIT = 500
 MODEL_SETTING_PATTERN = r"^\s*[^=\s][^=]{0,99}=.{0,300}$"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _storable(value: Any) -> bool:
-    """Whether a JSON value can be compared in the database: finite numbers, and strings without NUL (which
-    PostgreSQL's jsonb refuses)."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, str):
-        return "\x00" not in value
-    if isinstance(value, list):
-        return all(_storable(item) for item in value)
-    if isinstance(value, dict):
-        return all(_storable(key) and _storable(item) for key, item in value.items())
-    return True
-
-
 def parse_model_setting(text: str) -> tuple[str, Any]:
     """``key=value`` as (key, value): the value read as JSON when it is JSON (``true``, ``3``, ``0.3``,
     ``"a string"``), else as the string it is. Raises ValueError, saying why, for anything else."""
@@ -138,10 +172,10 @@ def parse_model_setting(text: str) -> tuple[str, Any]:
     if len(text) > MODEL_SETTING_LIMIT:
         raise ValueError(f"at most {MODEL_SETTING_LIMIT} characters")
     try:
-        value: Any = json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        value: Any = jsonio.loads(raw)  # strict JSON: no NaN, no number beyond a double
+    except ValueError:
         value = raw
-    if not _storable(value):
+    if unstorable(value) is not None:  # compared in the database as jsonb: else as the text it is
         value = raw
     return key, value
 
@@ -291,10 +325,10 @@ class ConversationFilter(django_filters.FilterSet):
         field_name="input_format", choices=InputFormat.choices, label="Format", empty_label="Any format"
     )
     role = django_filters.CharFilter(method="filter_role", label="Has a message with role")
-    has_tool_calls = django_filters.BooleanFilter(
+    has_tool_calls = StrictBooleanFilter(
         method="filter_has_tool_calls",
         label="Tool calls",
-        widget=forms.Select(choices=BOOLEAN_CHOICES),
+        help_text="`true` or `false` (or `1` or `0`).",
     )
     tool_name = django_filters.CharFilter(method="filter_tool_name", label="Tool name")
     artifact_id = django_filters.CharFilter(
@@ -382,7 +416,7 @@ class ConversationFilter(django_filters.FilterSet):
     class Meta:
         model = Conversation
         fields: list[str] = []
-        form = FilterForm
+        form = StorableFilterForm
 
     def __init__(
         self,
@@ -524,12 +558,15 @@ def conversation_filter_checked(
         return None, [{"path": path, "message": "must be an object of the list's query parameters"}]
     errors = []
     for name, value in data.items():
+        pointer = f"{path}/{pointer_token(name)}"
         if name not in ConversationFilter.base_filters:
-            errors.append({"path": f"{path}/{name}", "message": "not a filter of the conversation list"})
+            errors.append({"path": pointer, "message": "not a filter of the conversation list"})
         elif not isinstance(value, str) and not (
             isinstance(value, list) and all(isinstance(item, str) for item in value)
         ):
-            errors.append({"path": f"{path}/{name}", "message": "must be a string (or a list of strings)"})
+            errors.append({"path": pointer, "message": "must be a string (or a list of strings)"})
+        elif (found := unstorable(value, pointer)) is not None:
+            errors.append(found.as_error())
     if errors:
         return None, errors
     filterset = ConversationFilter(data, queryset=Conversation.objects.all())
@@ -558,11 +595,12 @@ class FeedbackFilter(django_filters.FilterSet):
     message = django_filters.CharFilter(field_name="message__key", label="Message key")
     origin = django_filters.ChoiceFilter(choices=FeedbackOrigin.choices, label="Origin")
     author = django_filters.CharFilter(field_name="author__username", label="Author's username")
-    mine = django_filters.BooleanFilter(method="filter_mine", label="Only the caller's own feedback")
+    mine = StrictBooleanFilter(method="filter_mine", label="Only the caller's own feedback")
 
     class Meta:
         model = Feedback
         fields: list[str] = []
+        form = StorableFilterForm
 
     def filter_mine(self, queryset: QuerySet[Feedback], name: str, value: bool | None) -> QuerySet[Feedback]:
         if value is None:

@@ -13,7 +13,17 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from chats.models import MAX_REVIEWS_PER_ITEM, ArtifactKind, Label, Queue, ReviewStatus, Score, Source
+from chats.integers import IntegerFormField, parse_int
+from chats.models import (
+    MAX_LEASE_MINUTES,
+    MAX_REVIEWS_PER_ITEM,
+    ArtifactKind,
+    Label,
+    Queue,
+    ReviewStatus,
+    Score,
+    Source,
+)
 from chats.review.rubric import QUESTION_TYPES, TARGET_ROLES
 from chats.selectors.artifacts import (
     ARTIFACT_SORTS,
@@ -28,7 +38,7 @@ SCORE_CHOICES = [("", "No score"), *[(str(value), label) for value, label in rev
 
 
 class FeedbackForm(forms.Form):
-    message = forms.IntegerField(required=False, min_value=1)
+    message = IntegerFormField(required=False, min_value=1)
     feedback = forms.UUIDField(required=False)  # the reviewer's own feedback being changed, when there is one
     score = forms.TypedChoiceField(choices=SCORE_CHOICES, coerce=int, empty_value=None, required=False)
     labels = forms.ModelMultipleChoiceField(queryset=Label.objects.all(), to_field_name="name", required=False)
@@ -43,7 +53,7 @@ class ReviewStatusForm(forms.Form):
 
 
 class BranchForm(forms.Form):
-    message = forms.IntegerField(min_value=1)
+    message = IntegerFormField(min_value=1)
     next = forms.CharField(required=False, max_length=4000)
 
 
@@ -75,13 +85,13 @@ class QueueForm(forms.Form):
 class ThreadForm(forms.Form):
     """GET parameters of the thread page (the list filters it carries are read by ConversationFilter)."""
 
-    at = forms.IntegerField(required=False, min_value=1)
+    at = IntegerFormField(required=False, min_value=1)
     # The window of the path to show (chats.selectors.threads.path_window): after a position, or around a message.
-    after = forms.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
-    around = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
-    limit = forms.IntegerField(required=False, min_value=1, max_value=WINDOW_LIMIT_MAX)
+    after = IntegerFormField(required=False, min_value=0, max_value=2**31 - 1)
+    around = IntegerFormField(required=False, min_value=1, max_value=2**63 - 1)
+    limit = IntegerFormField(required=False, min_value=1, max_value=WINDOW_LIMIT_MAX)
     # The window around the next message past this position (-1: from the start) with an unanswered tool call.
-    unanswered_after = forms.IntegerField(required=False, min_value=-1, max_value=2**31 - 1)
+    unanswered_after = IntegerFormField(required=False, min_value=-1, max_value=2**31 - 1)
 
 
 class ArtifactListForm(forms.Form):
@@ -95,7 +105,7 @@ class ArtifactListForm(forms.Form):
     sort = forms.ChoiceField(
         choices=[(key, label) for key, (label, _) in ARTIFACT_SORTS.items()], required=False, label="Order"
     )
-    page = forms.IntegerField(required=False, min_value=1, max_value=MAX_ARTIFACT_PAGE)
+    page = IntegerFormField(required=False, min_value=1, max_value=MAX_ARTIFACT_PAGE)
 
     def selection(self) -> tuple[ArtifactFilters, str, int]:
         """(filters, order, page number) from the valid parameters."""
@@ -135,6 +145,7 @@ class ReviewQueueForm(forms.Form):
         required=False, max_length=50_000, widget=forms.Textarea(attrs={"rows": 4}), help_text="Markdown."
     )
     reviews_per_item = forms.IntegerField(min_value=1, max_value=MAX_REVIEWS_PER_ITEM, initial=1)
+    lease_minutes = forms.IntegerField(min_value=1, max_value=MAX_LEASE_MINUTES, initial=30, required=False)
     members = forms.ModelMultipleChoiceField(
         queryset=User.objects.filter(is_active=True).order_by("username"),
         to_field_name="username",
@@ -149,20 +160,67 @@ TARGET_CHOICES = [
 ]
 
 
+def _lines(text: str) -> list[str]:
+    """The non-blank lines of a textarea, stripped (browsers send CRLF; only line breaks split)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [line.strip() for line in lines if line.strip()]
+
+
 class RubricQuestionForm(forms.Form):
-    """One question of a rubric. A row left blank (no key, no prompt) is no question."""
+    """One question of a rubric, in fields that give every question back exactly as stored: options one per line
+    (an option may hold commas), and every named point of an ordinal scale, one per line as ``point: name``. A row
+    left blank (no key, no prompt) is no question. Rubric rules are the services' (chats/review/rubric.py): an
+    option or a label is one line of text there, so that nothing a rubric holds is lost here."""
 
     key = forms.CharField(required=False, max_length=64)
     prompt = forms.CharField(required=False, max_length=2000)
     type = forms.ChoiceField(choices=[(kind, kind.replace("_", "-")) for kind in QUESTION_TYPES], initial="categorical")
     options = forms.CharField(
-        required=False, max_length=10_000, help_text="Comma-separated (categorical, multi-label)."
+        required=False,
+        max_length=250_000,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One option per line (categorical, multi-label).",
     )
-    scale_min = forms.IntegerField(required=False, label="Scale from")
-    scale_max = forms.IntegerField(required=False, label="Scale to")
-    low_label = forms.CharField(required=False, max_length=200, label="Name of the low end")
-    high_label = forms.CharField(required=False, max_length=200, label="Name of the high end")
+    # Text parsed by parse_int (ASCII digits only), shown as number fields.
+    scale_min = forms.CharField(required=False, max_length=20, label="Scale from", widget=forms.NumberInput)
+    scale_max = forms.CharField(required=False, max_length=20, label="Scale to", widget=forms.NumberInput)
+    labels = forms.CharField(
+        required=False,
+        max_length=250_000,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Names of points of the scale",
+        help_text="One per line, as point: name (1: bad).",
+    )
     target = forms.ChoiceField(choices=TARGET_CHOICES, initial="conversation")
+
+    def _scale_end(self, name: str) -> int | None:
+        text = self.cleaned_data.get(name, "")
+        if not text:
+            return None
+        value = parse_int(text)
+        if value is None:
+            raise ValidationError("must be an integer in ASCII digits")
+        return value
+
+    def clean_scale_min(self) -> int | None:
+        return self._scale_end("scale_min")
+
+    def clean_scale_max(self) -> int | None:
+        return self._scale_end("scale_max")
+
+    def clean_labels(self) -> dict[str, str]:
+        labels: dict[str, str] = {}
+        for line in _lines(self.cleaned_data.get("labels", "")):
+            point, colon, name = line.partition(":")
+            number = parse_int(point.strip())
+            if not colon or number is None:
+                raise ValidationError(f"{line!r}: write each as point: name, the point in ASCII digits")
+            if str(number) in labels:
+                raise ValidationError(f"{line!r}: the point {number} is named twice")
+            labels[str(number)] = name.strip()
+        return labels
 
     def question(self) -> dict[str, Any] | None:
         data = self.cleaned_data
@@ -175,29 +233,24 @@ class RubricQuestionForm(forms.Form):
             "target": data["target"],
         }
         if data["type"] in ("categorical", "multi_label"):
-            question["options"] = [option.strip() for option in data["options"].split(",") if option.strip()]
+            question["options"] = _lines(data["options"])
         elif data["type"] == "ordinal":
-            low, high = data.get("scale_min"), data.get("scale_max")
-            labels = {
-                str(point): name for point, name in ((low, data["low_label"]), (high, data["high_label"])) if name
-            }
-            question["scale"] = {"min": low, "max": high, "labels": labels}
+            question["scale"] = {"min": data.get("scale_min"), "max": data.get("scale_max"), "labels": data["labels"]}
         return question
 
     @staticmethod
     def initial_of(question: dict[str, Any]) -> dict[str, Any]:
-        """A stored question as this form's initial data."""
+        """A stored question as this form's initial data: every option and every named point."""
         scale = question.get("scale") or {}
         labels = scale.get("labels") or {}
         return {
             "key": question["key"],
             "prompt": question["prompt"],
             "type": question["type"],
-            "options": ", ".join(question.get("options") or []),
-            "scale_min": scale.get("min"),
-            "scale_max": scale.get("max"),
-            "low_label": labels.get(str(scale.get("min")), ""),
-            "high_label": labels.get(str(scale.get("max")), ""),
+            "options": "\n".join(question.get("options") or []),
+            "scale_min": "" if scale.get("min") is None else str(scale["min"]),
+            "scale_max": "" if scale.get("max") is None else str(scale["max"]),
+            "labels": "\n".join(f"{point}: {name}" for point, name in labels.items()),
             "target": question.get("target", "conversation"),
         }
 
@@ -230,7 +283,8 @@ class RubricAnswersForm(forms.Form):
         if raw == "":
             return None
         if kind == "ordinal":
-            return int(raw) if raw.lstrip("-").isdigit() and len(raw) < 20 else raw
+            number = parse_int(raw)
+            return raw if number is None else number
         if kind == "boolean":
             return {"yes": True, "no": False}.get(raw, raw)
         return raw
@@ -255,7 +309,7 @@ class RubricAnswersForm(forms.Form):
 class ItemLeadForm(forms.Form):
     """A lead's assignment or release of an item: the item (by its number in the queue) and the reviewer."""
 
-    item = forms.IntegerField(min_value=1)
+    item = IntegerFormField(min_value=1)
     reviewer = forms.ModelChoiceField(
         queryset=User.objects.filter(is_active=True), to_field_name="username", required=False
     )

@@ -19,7 +19,7 @@ _READ_CONVERSATIONS = (
     "view_feedback",
 )
 # Datasets: a reviewer sees that they exist; their gold items, like resolutions, are for leads and auditors.
-_READ_DATASETS = ("view_dataset", "view_datasetitem")
+_READ_DATASETS = ("view_dataset", "view_datasetitem", "view_datasetline")
 _READ_TEAM_REVIEW = (
     "view_queue",
     "view_queuerule",
@@ -46,6 +46,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "view_ingestionreceipt",
         "view_receiptpayload",
         "view_auditevent",
+        "view_auditcheckpoint",
         "export_conversation",
         *_READ_TEAM_REVIEW,
         "view_lease",

@@ -23,7 +23,9 @@ from typing import Any
 from chats import jsonio
 from chats.errors import InvalidInput
 
-MAX_DEPTH = 100  # containers inside containers; a real document stays far below
+# Containers inside containers. A real document stays far below; the strict decoder (chats.jsonio) refuses what is
+# much deeper, and every reader of stored JSON walks it without recursing, so a value this deep is stored whole.
+MAX_DEPTH = 1024
 MAX_TEXT_CHARS = 20_000_000  # one string; a body is bounded by MASTERBRAIN_MAX_BODY_BYTES before this
 
 

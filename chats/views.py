@@ -36,6 +36,7 @@ from chats.forms import (
     ThreadForm,
     VersionDiffForm,
 )
+from chats.integers import parse_int
 from chats.models import Conversation, Feedback, Label, Message, ViewedVia
 from chats.roles import Roles, request_roles
 from chats.selectors.activity import activity_read
@@ -172,6 +173,8 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "export_formats": BULK_EXPORT_FORMATS,
             "active_nav": "conversations",
         },
+        # An invalid filter is a 400, as on the API; the page shows its error next to the field.
+        status=400 if filterset.is_bound and not filterset.is_valid() else 200,
         using="jinja2",
     )
 
@@ -356,9 +359,9 @@ def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
     fallback = conversation.get_absolute_url()
     message: Message | None = None
     if not form.is_valid():
-        message_id = request.POST.get("message", "")
-        if message_id.isdigit():
-            message = Message.objects.filter(conversation=conversation, pk=int(message_id)).first()
+        message_id = parse_int(request.POST.get("message", ""), minimum=1)
+        if message_id is not None:
+            message = Message.objects.filter(conversation=conversation, pk=message_id).first()
         errors = [f"{name}: {'; '.join(str(e) for e in errs)}" for name, errs in form.errors.items()]
         return _feedback_done(
             request, conversation, message, _safe_next(request, request.POST.get("next"), fallback), errors
@@ -400,12 +403,13 @@ def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
 def feedback_form(request: HttpRequest, uuid: str) -> HttpResponse:
     """The feedback block of one message (or of the conversation) with its form open, for htmx to swap in."""
     conversation = get_object_or_404(Conversation, uuid=uuid)
-    message_id = request.GET.get("message", "")
+    raw_message = request.GET.get("message", "")
     message = None
-    if message_id:
-        if not message_id.isdigit():
+    if raw_message:
+        message_id = parse_int(raw_message, minimum=1)
+        if message_id is None:
             raise Http404("No such message.")
-        message = get_object_or_404(Message, conversation=conversation, pk=int(message_id))
+        message = get_object_or_404(Message, conversation=conversation, pk=message_id)
     next_url = _safe_next(request, request.GET.get("next"), conversation.get_absolute_url())
     return _feedback_block(request, conversation, message, next_url=next_url, show_form=True)
 

@@ -24,6 +24,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from chats.filters import AuditEventFilter
+from chats.integers import IntegerFormField
 from chats.models import AuditEvent
 from chats.selectors.audit import (
     EXPORT_FIELDS,
@@ -44,8 +45,8 @@ CSV_FLUSH_CHARS = 64 * 1024  # the CSV is sent in pieces of about this size
 class AuditPageForm(forms.Form):
     """The list's paging: ``after`` (older than this event id) or ``before`` (newer than it)."""
 
-    after = forms.IntegerField(required=False, min_value=0, max_value=MAX_EVENT_ID)
-    before = forms.IntegerField(required=False, min_value=0, max_value=MAX_EVENT_ID)
+    after = IntegerFormField(required=False, min_value=0, max_value=MAX_EVENT_ID)
+    before = IntegerFormField(required=False, min_value=0, max_value=MAX_EVENT_ID)
 
 
 class AuditExportForm(forms.Form):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -32,18 +33,23 @@ from chats.forms import (
     RubricQuestionForm,
     rubric_questions,
 )
+from chats.integers import parse_int
+from chats.jinja2 import qs_join
 from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion, ViewedVia
 from chats.review.agreement import MIN_ITEMS, agreement_chart_layout, agreement_chart_rows
 from chats.review.rubric import consensus, disagreements
 from chats.roles import Roles
+from chats.selectors.datasets import queue_datasets
 from chats.selectors.review import (
+    ITEM_STATES,
     current_rubric,
     item_reviews,
-    queue_adjudication,
+    queue_adjudication_page,
     queue_agreement,
     queue_item,
-    queue_items_with_holders,
+    queue_items_page,
     queue_progress,
+    queue_reviewer_progress,
     queue_visible,
     queues_listed,
 )
@@ -52,8 +58,42 @@ from chats.services import review as review_services
 from chats.services.reads import conversation_view_record
 from chats.views import _actor, _is_htmx, _list_query, reviewer_page, roles_of
 
-ITEMS_SHOWN = 200  # items listed on a queue's page (the counts cover all)
-ADJUDICATION_SHOWN = 100  # reviewed items on the adjudication page
+ITEMS_SHOWN = 50  # items per page on a queue's page (the counts cover all)
+ADJUDICATION_SHOWN = 20  # reviewed items per page on the adjudication page (each shows its reviews)
+STATE_CHOICES = [(name, state.label) for name, state in ITEM_STATES.items()]
+
+
+class ItemListForm(forms.Form):
+    """The item lists' query: `state` (one of ITEM_STATES; empty: every item) and `page` (from 1)."""
+
+    state = forms.ChoiceField(choices=[("", "All"), *STATE_CHOICES], required=False)
+    page = forms.CharField(required=False)
+
+    def clean_page(self) -> int:
+        text = self.cleaned_data["page"]
+        if text in ("", None):
+            return 1
+        number = parse_int(text, minimum=1)
+        if number is None:
+            raise forms.ValidationError("Must be a page number from 1.", code="invalid")
+        return number
+
+
+def _item_list_query(request: HttpRequest) -> tuple[str | None, int]:
+    """The state and page asked for, or InvalidInput naming the parameter."""
+    form = ItemListForm(request.GET)
+    if not form.is_valid():
+        raise InvalidInput(
+            [
+                {"path": f"/{name}", "message": " ".join(str(error) for error in errors)}
+                for name, errors in form.errors.items()
+            ]
+        )
+    return form.cleaned_data["state"] or None, form.cleaned_data["page"]
+
+
+def _bad_query(invalid: InvalidInput) -> HttpResponse:
+    return HttpResponse("\n".join(_errors(invalid)), status=400, content_type="text/plain; charset=utf-8")
 
 
 def _lead(request: HttpRequest) -> Roles:
@@ -128,6 +168,10 @@ def queue_create(request: HttpRequest) -> HttpResponse:
             reviews_per_item=data["reviews_per_item"],
             members=list(data["members"]),
         )
+        if data.get("lease_minutes") is not None:
+            review_services.queue_set_lease_minutes(
+                actor=_actor(request), queue=queue, lease_minutes=data["lease_minutes"]
+            )
     except InvalidInput as invalid:
         return _queue_list_page(request, form=form, rubric=rubric, errors=_errors(invalid), status=400)
     messages.success(request, f"Queue {queue.name!r} created.")
@@ -137,9 +181,10 @@ def queue_create(request: HttpRequest) -> HttpResponse:
 def _agreement(queue: Queue) -> dict[str, Any]:
     """Agreement per question, for those who may see everyone's answers (leads and auditors): the figures would
     tell a reviewer the others' answers."""
-    figures = queue_agreement(queue)
+    groups = queue_agreement(queue)
+    figures = {group.name: group.figure for group in groups}
     return {
-        "agreement": figures,
+        "agreement": groups,
         "agreement_chart": agreement_chart_layout(agreement_chart_rows(figures)),
         "agreement_min_items": MIN_ITEMS,
     }
@@ -155,6 +200,10 @@ def _queue_page(
     status: int = 200,
 ) -> HttpResponse:
     roles = roles_of(request)
+    try:
+        state, page = _item_list_query(request)
+    except InvalidInput as invalid:
+        return _bad_query(invalid)
     detail = queue_visible(request.user, roles, queue.pk, detail=True)
     rubric: RubricVersion = detail.rubric_versions.all()[0]  # prefetched, newest first
     members = list(detail.members.all())
@@ -164,6 +213,7 @@ def _queue_page(
                 "name": detail.name,
                 "instructions": detail.instructions,
                 "reviews_per_item": detail.reviews_per_item,
+                "lease_minutes": detail.lease_minutes,
                 "members": [member.username for member in members],
             }
         )
@@ -177,8 +227,12 @@ def _queue_page(
             "members": members,
             "is_member": any(member.pk == request.user.pk for member in members),
             "progress": queue_progress(detail),
+            "reviewer_progress": queue_reviewer_progress(detail),
             **(_agreement(detail) if roles.can_lead or roles.can_audit else {}),
-            "items": queue_items_with_holders(detail, limit=ITEMS_SHOWN),
+            "listing": queue_items_page(detail, state=state, page=page, size=ITEMS_SHOWN, questions=rubric.questions),
+            "states": STATE_CHOICES,
+            "state": state or "",
+            "datasets": queue_datasets(detail),
             "can_lead": roles.can_lead,
             "can_adjudicate": roles.can_lead or roles.can_audit,
             "form": form,
@@ -218,6 +272,10 @@ def queue_update(request: HttpRequest, pk: int) -> HttpResponse:
             questions=rubric_questions(rubric),
             members=list(data["members"]),
         )
+        if data.get("lease_minutes") is not None:
+            changed |= review_services.queue_set_lease_minutes(
+                actor=_actor(request), queue=queue, lease_minutes=data["lease_minutes"]
+            )
     except InvalidInput as invalid:
         return _queue_page(request, queue, form=form, rubric_form=rubric, errors=_errors(invalid), status=400)
     messages.success(request, "Queue saved." if changed else "Nothing changed.")
@@ -385,10 +443,15 @@ def queue_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     roles = roles_of(request)
     if not (roles.can_lead or roles.can_audit):
         raise PermissionDenied
+    try:
+        state, page = _item_list_query(request)
+    except InvalidInput as invalid:
+        return _bad_query(invalid)
     queue = queue_visible(request.user, roles, pk, detail=True)
     questions = queue.rubric_versions.all()[0].questions
+    listing = queue_adjudication_page(queue, questions, state=state, page=page, size=ADJUDICATION_SHOWN)
     rows = []
-    for each in queue_adjudication(queue, limit=ADJUDICATION_SHOWN):
+    for each in listing.items:
         submitted: list[Review] = each.submitted  # type: ignore[attr-defined]  # prefetched by queue_adjudication
         answer_sets = [review.answers for review in submitted]
         resolution = getattr(each, "resolution", None)
@@ -407,11 +470,20 @@ def queue_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
                 "targets": targets,
             }
         )
-    rows.sort(key=lambda row: not row["disagree"])  # stable: oldest first within each group
+    # Those with a disagreement come first, then oldest first: the page's order (queue_adjudication_page).
     return render(
         request,
         "chats/queue_adjudicate.html",
-        {"queue": queue, "questions": questions, "rows": rows, "can_lead": roles.can_lead, "active_nav": "queues"},
+        {
+            "queue": queue,
+            "questions": questions,
+            "rows": rows,
+            "listing": listing,
+            "states": STATE_CHOICES,
+            "state": state or "",
+            "can_lead": roles.can_lead,
+            "active_nav": "queues",
+        },
         using="jinja2",
     )
 
@@ -439,7 +511,19 @@ def item_resolve(request: HttpRequest, pk: int, item: int) -> HttpResponse:
         except InvalidInput as invalid:
             for error in _errors(invalid):
                 messages.error(request, f"Item {found.pk} not resolved: {error}")
-    return HttpResponseRedirect(reverse("chats:queue_adjudicate", args=[pk]) + f"#item-{found.pk}")
+    back = _list_query_of(request.POST)
+    return HttpResponseRedirect(reverse("chats:queue_adjudicate", args=[pk]) + back + f"#item-{found.pk}")
+
+
+def _list_query_of(params: Any) -> str:
+    """The list's state and page a form was posted from (its hidden fields), as a query string: the page returns
+    to where the lead was."""
+    form = ItemListForm(params)
+    if not form.is_valid():
+        return ""
+    return qs_join(
+        "", state=form.cleaned_data["state"], page=form.cleaned_data["page"] if form.cleaned_data["page"] > 1 else None
+    )
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -462,7 +546,12 @@ def queue_add(request: HttpRequest) -> HttpResponse:
     if form.cleaned_data["scope"] == "selected":
         conversations = Conversation.objects.filter(uuid__in=form.cleaned_data["selected"])
     else:
-        conversations = ConversationFilter(request.POST, queryset=Conversation.objects.all()).qs
+        filterset = ConversationFilter(request.POST, queryset=Conversation.objects.all())
+        if not filterset.is_valid():  # an invalid filter is left out of .qs: it would add every conversation
+            for error in _form_errors(filterset.form):
+                messages.error(request, f"Nothing added: {error}")
+            return HttpResponseRedirect(back)
+        conversations = filterset.qs
     added = review_services.queue_add_conversations(actor=_actor(request), queue=queue, conversations=conversations)
     messages.success(request, f"{added} conversation{'s' if added != 1 else ''} added to {queue.name!r}.")
     return HttpResponseRedirect(back)

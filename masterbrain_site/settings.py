@@ -71,6 +71,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every response (an error from any middleware below included) carries the request's id.
+    "chats.middleware.RequestIdMiddleware",
+    # Under /api/ every error answers the API's {"errors": [...]} shape, whoever answered it.
+    "chats.middleware.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -385,7 +389,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # DRF's JSONParser, reading as ingest does (chats.jsonio): too deep, NaN or 1e999 is a 400, not a 500.
+    "DEFAULT_PARSER_CLASSES": ["chats.api.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "chats.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"ingest": MASTERBRAIN_THROTTLE_INGEST},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -407,6 +412,11 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Each record names the request it was logged for (the X-Request-ID a client can quote): chats.middleware.
+    "filters": {"request_id": {"()": "chats.middleware.RequestIdFilter"}},
+    "formatters": {"with_request_id": {"format": "%(levelname)s %(asctime)s [%(request_id)s] %(name)s: %(message)s"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "with_request_id"}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper() or "INFO"},
 }

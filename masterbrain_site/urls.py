@@ -16,4 +16,6 @@ urlpatterns = [
     path("", include("chats.urls")),
 ]
 
+# Under /api/ both answer the API's error shape (chats.api.errors); elsewhere Django's pages.
 handler404 = "chats.api.errors.page_not_found"
+handler500 = "chats.api.errors.server_error"

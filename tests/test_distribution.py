@@ -179,10 +179,11 @@ def test_the_constraint_changes_refuse_a_database_where_a_row_already_crosses(
     source: Source, reviewer: User, other_reviewer: User
 ) -> None:
     _populate(source, reviewer, other_reviewer)
-    review = Review.objects.select_related("item").first()
-    assert review is not None
-    Review.objects.filter(pk=review.pk).update(
-        conversation=Conversation.objects.exclude(pk=review.item.conversation_id).first()
+    # A lease: a submitted review is never changed (migration 0025), not even to make it cross.
+    lease = Lease.objects.select_related("item").first()
+    assert lease is not None
+    Lease.objects.filter(pk=lease.pk).update(
+        conversation=Conversation.objects.exclude(pk=lease.item.conversation_id).first()
     )
     with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")

@@ -34,6 +34,7 @@ from chats.services.sources import source_get_or_create
 from tests import factories
 from tests.factories import ingest, make_conversation, make_messages
 from tests.factories.documents import load_fixture
+from tests.factories.review import make_lead, make_queue
 
 # engines: the model-setting filter and search take a branch per engine; CI runs this file again on SQLite.
 pytestmark = [pytest.mark.django_db, pytest.mark.engines]
@@ -534,7 +535,7 @@ def test_the_page_lists_what_the_filters_find_and_its_links_keep_them(
 def test_a_malformed_model_setting_is_shown_next_to_its_field(client: Client, reviewer: User) -> None:
     response = signed_in(client, reviewer).get("/conversations/?model_setting=enable_thinking")
 
-    assert response.status_code == 200
+    assert response.status_code == 400
     html = response.content.decode()
     assert 'id="id_model_setting_error"' in html and "expected key=value" in html
 
@@ -674,3 +675,62 @@ def test_the_cached_choices_draw_the_selects_the_database_would(source: Source, 
     cached.offer_cached_choices()
     for name in ("source", "label"):
         assert str(cached.form[name]) == str(read.form[name])
+
+
+# --- one validation for every path: booleans as documented, values that can be stored ---
+
+
+@pytest.mark.parametrize("value", ["no", "maybe", "yes", "True", "2"])
+def test_a_boolean_filter_refuses_a_value_that_is_not_true_or_false(reader: APIClient, value: str) -> None:
+    response = reader.get(f"/api/v1/conversations/?has_tool_calls={value}")
+    assert response.status_code == 400
+    assert [error["path"] for error in response.json()["errors"]] == ["/has_tool_calls"]
+
+
+def test_a_boolean_filter_reads_one_and_zero_as_true_and_false(ingest_client: APIClient, reader: APIClient) -> None:
+    with_tools = post(ingest_client, chat("tools", [QUESTION, *answered_call("call-1")]))
+    without = post(ingest_client, chat("plain", [QUESTION, ANSWER]))
+    assert listed(reader, "has_tool_calls=1") == listed(reader, "has_tool_calls=true") == {with_tools}
+    assert listed(reader, "has_tool_calls=0") == listed(reader, "has_tool_calls=false") == {without}
+    assert listed(reader, "has_tool_calls=") == {with_tools, without}
+
+
+def test_the_feedback_filter_mine_refuses_a_value_that_is_not_true_or_false(reader: APIClient) -> None:
+    response = reader.get("/api/v1/feedback/?mine=maybe")
+    assert response.status_code == 400
+    assert [error["path"] for error in response.json()["errors"]] == ["/mine"]
+
+
+def test_the_list_page_refuses_a_boolean_filter_that_is_not_true_or_false(page: Client) -> None:
+    response = page.get("/conversations/?has_tool_calls=maybe")
+    assert response.status_code == 400
+    assert "has_tool_calls" in response.content.decode()
+    assert "Must be true or false" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("filters", "path"),
+    [
+        ({"has_tool_calls": "maybe"}, "/filters/has_tool_calls"),
+        ({"user": "a\x00b"}, "/filters/user"),
+        ({"user": "\ud800"}, "/filters/user"),
+        ({"source": "\ud800"}, "/filters/source"),
+        ({"has_warnings": ["any", "\x00"]}, "/filters/has_warnings"),
+        ({"us\x00er": "x"}, "/filters/us\\u0000er"),
+    ],
+)
+def test_rule_and_export_job_filters_are_checked_by_the_lists_filterset(
+    api_client: APIClient, auditor: User, filters: dict[str, Any], path: str
+) -> None:
+    lead = make_lead()
+    queue = make_queue(lead, [])
+    api_client.force_login(lead)
+    body = json.dumps({"name": "r", "filters": filters})  # \u escapes: a lone surrogate is valid JSON
+    rule = api_client.post(f"/api/v1/queues/{queue.pk}/rules/", body, content_type="application/json")
+    assert rule.status_code == 400, rule.content
+    assert [error["path"].removesuffix("/1") for error in rule.json()["errors"]] == [path]
+    api_client.force_login(auditor)
+    body = json.dumps({"format": "openai", "filters": filters})
+    job = api_client.post("/api/v1/export/jobs/", body, content_type="application/json")
+    assert job.status_code == 400, job.content
+    assert [error["path"] for error in job.json()["errors"]] == [path]

@@ -12,11 +12,25 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
+from rest_framework.test import APIClient
 
-from chats.models import AuditEvent, Conversation, Lease, Queue, QueueItem, Resolution, Review, ReviewState, Source
+from chats.models import (
+    AuditEvent,
+    Conversation,
+    Lease,
+    Queue,
+    QueueItem,
+    Resolution,
+    Review,
+    ReviewState,
+    RubricVersion,
+    Source,
+)
+from chats.services import review as review_services
 from chats.services.review import item_lease_next, queue_add_conversations, review_submit
 from tests import factories
 from tests.factories.review import QUESTIONS, make_lead, make_queue
+from tests.review.page_forms import as_post, form_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -117,7 +131,7 @@ def test_a_lead_creates_a_queue_with_its_rubric(client: Client, lead: User, revi
             "rubric-1-type": "ordinal",
             "rubric-1-scale_min": "1",
             "rubric-1-scale_max": "5",
-            "rubric-1-low_label": "useless",
+            "rubric-1-labels": "1: useless",
             "rubric-1-target": "role:assistant",
             "rubric-2-type": "categorical",
             "rubric-2-target": "conversation",
@@ -185,7 +199,7 @@ def test_editing_a_rubric_with_reviews_makes_a_new_version(
         "rubric-0-key": "correct",
         "rubric-0-prompt": "Correct?",
         "rubric-0-type": "categorical",
-        "rubric-0-options": "yes, no",
+        "rubric-0-options": "yes\nno",
         "rubric-0-target": "conversation",
     }
 
@@ -193,6 +207,89 @@ def test_editing_a_rubric_with_reviews_makes_a_new_version(
 
     assert list(queue.rubric_versions.values_list("version", flat=True)) == [1, 2]
     assert Review.objects.get().rubric_version.version == 1
+
+
+# A rubric as the API stores it, or as it was stored before versions had a canonical form: no target, every point
+# of the scale named, and an option that holds a comma.
+LEGACY_QUESTIONS: list[dict[str, Any]] = [
+    {"key": "ok", "prompt": "OK?", "type": "boolean"},
+    {
+        "key": "grade",
+        "prompt": "How good?",
+        "type": "ordinal",
+        "scale": {"min": 1, "max": 5, "labels": {"1": "bad", "3": "ok", "5": "great"}},
+    },
+    {"key": "mostly", "prompt": "Right?", "type": "categorical", "options": ["yes, mostly", "no"]},
+    {"key": "tags", "prompt": "Tags?", "type": "multi_label", "options": ["a, b", "c"], "target": "role:assistant"},
+]
+
+
+def legacy_queue(lead: User, reviewer: User) -> Queue:
+    """A queue whose first version was stored as written, before the canonical form (rows inserted directly)."""
+    queue = Queue.objects.create(name="Legacy", reviews_per_item=1, created_by=lead)
+    queue.members.set([reviewer])
+    RubricVersion.objects.create(queue=queue, version=1, questions=LEGACY_QUESTIONS)
+    return queue
+
+
+def save_as_rendered(client: Client, queue: Queue, **changes: str) -> Any:
+    """GET the queue's page, read its edit form's fields as a browser sends them, change some, POST them back."""
+    page = client.get(f"/queues/{queue.pk}/").content.decode()
+    data = as_post(form_fields(page, f"/queues/{queue.pk}/edit/"))
+    assert "rubric-TOTAL_FORMS" in data
+    for name, value in changes.items():
+        data[name] = [value]
+    return client.post(f"/queues/{queue.pk}/edit/", data, follow=True)
+
+
+@pytest.mark.parametrize("made_by", ["service", "legacy row"])
+def test_saving_the_edit_form_unchanged_makes_no_version_and_keeps_every_label_and_option(
+    client: Client, lead: User, reviewer: User, made_by: str
+) -> None:
+    if made_by == "service":
+        queue = make_queue(lead, [reviewer], name="Legacy", questions=LEGACY_QUESTIONS)
+    else:
+        queue = legacy_queue(lead, reviewer)
+    stored = queue.rubric_versions.get().questions
+
+    response = save_as_rendered(signed_in(client, lead), queue)
+
+    assert response.status_code == 200 and "Nothing changed." in response.content.decode()
+    assert list(queue.rubric_versions.values_list("version", "questions")) == [(1, stored)]
+
+
+def test_changing_only_the_name_keeps_the_questions_exactly(client: Client, lead: User, reviewer: User) -> None:
+    queue = legacy_queue(lead, reviewer)
+
+    response = save_as_rendered(signed_in(client, lead), queue, name="Renamed")
+
+    assert response.status_code == 200 and "Queue saved." in response.content.decode()
+    queue.refresh_from_db()
+    assert queue.name == "Renamed"
+    assert list(queue.rubric_versions.values_list("version", "questions")) == [(1, LEGACY_QUESTIONS)]
+
+
+def test_a_changed_label_on_the_edit_form_makes_a_new_version_with_every_other_label_kept(
+    client: Client, lead: User, reviewer: User
+) -> None:
+    queue = legacy_queue(lead, reviewer)
+
+    save_as_rendered(signed_in(client, lead), queue, **{"rubric-1-labels": "1: bad\r\n3: fine\r\n5: great"})
+
+    first, second = queue.rubric_versions.order_by("version")
+    assert first.questions == LEGACY_QUESTIONS  # never changed in place
+    assert second.version == 2
+    assert second.questions[1]["scale"]["labels"] == {"1": "bad", "3": "fine", "5": "great"}
+    assert second.questions[2]["options"] == ["yes, mostly", "no"]
+
+
+def test_an_edit_form_that_would_lose_a_question_is_refused_with_the_reason(
+    client: Client, lead: User, reviewer: User
+) -> None:
+    queue = legacy_queue(lead, reviewer)
+    response = save_as_rendered(signed_in(client, lead), queue, **{"rubric-1-labels": "\u00b2: bad"})
+    assert response.status_code == 400 and "labels" in response.content.decode()
+    assert queue.rubric_versions.count() == 1
 
 
 def test_the_queue_page_counts_items_done_in_progress_and_waiting(
@@ -223,8 +320,8 @@ def test_leads_and_auditors_see_agreement_and_reviews_per_day_and_reviewers_do_n
 
     page = signed_in(client, lead).get(f"/queues/{queue.pk}/")
     html = page.content.decode()
-    figures = page.context["agreement"]
-    assert set(figures) == {"correct", "issues", "quality", "tools_ok"}  # the text question has none
+    figures = {group.key: group.figure for group in page.context["agreement"]}
+    assert list(figures) == ["correct", "issues", "quality", "tools_ok"]  # the text question has none
     assert (figures["correct"].n_items, figures["correct"].meaningful) == (2, False)
     (pair,) = figures["correct"].pairs
     assert (pair.reviewers, pair.percent_agreement) == (("oscar", "rita"), 0.5)
@@ -348,6 +445,49 @@ def test_a_draft_with_a_wrong_answer_says_why(client: Client, queue: Queue, revi
 
     assert "Draft not saved: /answers/correct" in response.content.decode()
     assert not Review.objects.exists()
+
+
+def test_a_draft_with_unstorable_text_or_a_non_ascii_digit_says_why_and_saves_nothing(
+    client: Client, queue: Queue, reviewer: User
+) -> None:
+    item = item_of(queue)
+    url = f"/queues/{queue.pk}/items/{item.pk}"
+    assistant = factories.last_assistant(item.conversation).key
+    signed_in(client, reviewer)
+
+    nul = client.post(f"{url}/draft/", {"q.note": "a\x00b"}, HTTP_HX_REQUEST="true")
+    assert nul.status_code == 200 and "Draft not saved: /answers/note" in nul.content.decode()
+    digit = client.post(f"{url}/draft/", {f"q.quality.{assistant}": "\u00b2"}, HTTP_HX_REQUEST="true")
+    assert digit.status_code == 200 and f"Draft not saved: /answers/quality/{assistant}" in digit.content.decode()
+    submitted = client.post(f"{url}/submit/", {**answer_post(item), "q.note": "\x00"})
+    assert submitted.status_code == 302
+    assert not Review.objects.exists()
+
+
+def test_the_queue_page_and_agreement_survive_a_question_changing_type(
+    client: Client, queue: Queue, lead: User, reviewer: User, other_reviewer: User, auditor: User
+) -> None:
+    item = item_of(queue)
+    submit_as(reviewer, item, issues=["hallucination", "unsafe"])
+    submit_as(other_reviewer, item, issues=["unsafe"])
+    changed = [{**q, "type": "categorical"} if q["key"] == "issues" else q for q in QUESTIONS]
+    review_services.queue_update(actor=lead, queue=queue, questions=changed)
+
+    for person in (lead, auditor):
+        page = signed_in(Client(), person).get(f"/queues/{queue.pk}/")
+        assert page.status_code == 200
+        groups = [(g.key, g.versions, g.current) for g in page.context["agreement"] if g.key == "issues"]
+        assert groups == [("issues", [2], True), ("issues", [1], False)]
+        html = page.content.decode()
+        assert 'data-question="issues" data-versions="1"' in html and "(an earlier form)" in html
+        # One item: every pair figure rests on too few items, and says so.
+        assert 'data-meaningful="no"' in html
+        assert signed_in(Client(), person).get(f"/queues/{queue.pk}/adjudicate/").status_code == 200
+    body = signed_in(APIClient(), lead).get(f"/api/v1/queues/{queue.pk}/agreement/").json()
+    assert [(q["key"], q["versions"], q["current"]) for q in body["questions"] if q["key"] == "issues"] == [
+        ("issues", [2], True),
+        ("issues", [1], False),
+    ]
 
 
 def test_a_review_is_submitted_once(client: Client, queue: Queue, reviewer: User) -> None:

@@ -1,6 +1,7 @@
 """The audit log, read-only: only the services write it. The list says when its hash chain was last verified; the
 list and an event's page link the actor and the target, and an event's page shows its before and after as a
-field-by-field diff (chats.diffs, as the audit section of the application does)."""
+field-by-field diff (chats.diffs, as the audit section of the application does). The chain's checkpoints, which
+only verify_audit writes, are read-only too."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from django.utils.safestring import SafeString
 
 from chats.admin.base import ReadOnlyAdmin
 from chats.diffs import field_changes
-from chats.models import AuditEvent, ConversationView
+from chats.integers import parse_int
+from chats.models import AuditCheckpoint, AuditEvent, ConversationView
 from chats.selectors.audit import audit_chain_last_verification
 
 # The admin pages of the targets named by their primary key.
@@ -60,8 +62,8 @@ def actor_url(event: AuditEvent) -> str | None:
 def target_url(event: AuditEvent) -> str | None:
     """The target's admin page, by its key or, for those named by a uuid, through its list: no query."""
     kind, pk = event.target_type, event.target_id
-    if kind in _CHANGE_VIEWS and pk.isdigit():
-        return reverse(_CHANGE_VIEWS[kind], args=[pk])
+    if kind in _CHANGE_VIEWS and (key := parse_int(pk, minimum=1)) is not None:
+        return reverse(_CHANGE_VIEWS[kind], args=[key])
     if kind in _UUID_LISTS and (value := _uuid(pk)) is not None:
         return reverse(_UUID_LISTS[kind]) + "?" + urlencode({"uuid": str(value)})
     return None
@@ -160,3 +162,18 @@ class ConversationViewAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ConversationView]:
         return super().get_queryset(request).select_related("viewer")
+
+
+@admin.register(AuditCheckpoint)
+class AuditCheckpointAdmin(ReadOnlyAdmin):
+    """The heads of the audit chain that verify_audit found intact, as `<events>:<hash>` for `verify_audit
+    --expect`: read-only, and append-only in the database."""
+
+    list_display = ["created_at", "events", "last_event_id", "head", "recorded_by"]
+    list_filter = ["created_at"]
+    fields = ["created_at", "head", "events", "last_event_id", "head_hash", "recorded_by"]
+    readonly_fields = ["head"]
+
+    @admin.display(description="head (for verify_audit --expect)")
+    def head(self, checkpoint: AuditCheckpoint) -> str:
+        return str(checkpoint)

@@ -8,10 +8,11 @@ from typing import Any
 from django.contrib import admin
 from django.db import transaction
 from django.db.models import Q, QuerySet
-from django.forms import ModelForm
+from django.forms import BaseForm, ModelForm
 from django.http import HttpRequest
 
 from chats.services.audit import audit_snapshot, audited, audited_delete
+from chats.storable import unstorable
 
 # Big tables show pages of this many rows, without counting the whole table for the "show all" link.
 BIG_TABLE_PAGE_SIZE = 50
@@ -40,14 +41,31 @@ class ReadOnlyAdmin(admin.ModelAdmin[Any]):
         return [*stored, *(name for name in self.readonly_fields if name not in stored)]
 
 
+class StorableFormMixin(BaseForm):
+    """An admin form whose text and JSON values cross the one storable-value boundary (`chats.storable`): a NUL,
+    a lone surrogate, a value nested too deep or too long is the field's error, never the database's."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for name, value in list(cleaned.items()):
+            if isinstance(value, str | dict | list) and (found := unstorable(value)) is not None:
+                self.add_error(name, f"{found.pointer}: {found.reason}" if found.pointer else found.reason)
+        return cleaned
+
+
 class AuditedModelAdmin(admin.ModelAdmin[Any]):
     """Every add, change and delete made here writes an audit event: the whole row when it is added or deleted
     (with the rows the deletion takes along), and the fields that changed, before and after, when it is changed,
-    many-to-many sets included (a user's groups, a group's permissions); a password only as changed.
+    many-to-many sets included (a user's groups, a group's permissions); a password only as changed. Its forms
+    check every stored value (`StorableFormMixin`).
 
     An admin whose writes are business actions overrides save_model/delete_model to call the service, which
     audits them; this class then records nothing more for them.
     """
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type(form.__name__, (StorableFormMixin, form), {})
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         # Saved in save_related, together with its many-to-many sets, as one audited change; `before` is the

@@ -36,6 +36,9 @@ def payload_html(payload: ReceiptPayload | None, download_url: str = "") -> str:
         return render_to_string("admin/chats/ingestionreceipt/_payload.html", {"pruned": True})
     shown = payload.shown
     text = json.dumps(shown.document, indent=2, ensure_ascii=False) if shown.is_json else shown.text
+    # A document rejected for an unpaired surrogate decodes to one, which no page can hold: shown as the JSON
+    # escape it was sent as ("\ud800").
+    text = text.encode(errors="backslashreplace").decode()
     context = {
         "payload": payload,
         "is_json": shown.is_json,

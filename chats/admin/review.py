@@ -6,7 +6,18 @@ from __future__ import annotations
 from django.contrib import admin
 
 from chats.admin.base import ReadOnlyAdmin
-from chats.models import Dataset, DatasetItem, Lease, Queue, QueueItem, QueueRule, Resolution, Review, RubricVersion
+from chats.models import (
+    Dataset,
+    DatasetItem,
+    DatasetLine,
+    Lease,
+    Queue,
+    QueueItem,
+    QueueRule,
+    Resolution,
+    Review,
+    RubricVersion,
+)
 
 
 @admin.register(Queue)
@@ -74,4 +85,13 @@ class DatasetItemAdmin(ReadOnlyAdmin):
     list_display = ["id", "dataset", "conversation", "queue_name", "rubric_version_number", "lead_username"]
     list_select_related = ["dataset", "conversation"]
     raw_id_fields = ["dataset", "conversation", "queue_item", "queue", "rubric_version", "lead"]
+    show_full_result_count = False
+
+
+@admin.register(DatasetLine)
+class DatasetLineAdmin(ReadOnlyAdmin):
+    list_display = ["id", "dataset", "format", "index", "conversation_uuid"]
+    list_select_related = ["dataset"]
+    list_filter = ["format"]
+    raw_id_fields = ["dataset"]
     show_full_result_count = False

@@ -19,9 +19,11 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils import timezone
+from django.utils.timesince import timesince
 
 from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin, YesNoFilter
 from chats.models import ApiKey, ApiKeyDailyUsage, Source
+from chats.selectors.ingest_queue import with_queue_health
 from chats.services.sources import api_key_create, api_key_revoke, source_get_or_create, source_update
 from chats.throttling import utc_today
 
@@ -42,7 +44,7 @@ class CreateApiKeyForm(forms.Form):
 
 @admin.register(Source)
 class SourceAdmin(AuditedModelAdmin):
-    list_display = ["name", "is_active", "created_at"]
+    list_display = ["name", "is_active", "created_at", "queued", "oldest_queued"]
     list_filter = ["is_active"]
     search_fields = ["name"]
     fields = ["name", "description", "is_active", "created_at", "api_keys"]
@@ -55,6 +57,20 @@ class SourceAdmin(AuditedModelAdmin):
             name="chats_source_create_key",
         )
         return [create_key, *super().get_urls()]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Source]:
+        # The asynchronous ingest queue's depth and age, per source, in the list's own query.
+        return with_queue_health(super().get_queryset(request))
+
+    @admin.display(description="queued receipts", ordering="queued")
+    def queued(self, obj: Source) -> int:
+        return int(getattr(obj, "queued", 0))
+
+    @admin.display(description="oldest queued for", ordering="oldest_queued_at")
+    def oldest_queued(self, obj: Source) -> str:
+        """How long the source's oldest queued receipt has waited (a worker or a document stuck when it grows)."""
+        oldest = getattr(obj, "oldest_queued_at", None)
+        return timesince(oldest) if oldest is not None else self.get_empty_value_display()
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         # A source is known by its name (create_source, the audit trail's "source:<name>"): set once.

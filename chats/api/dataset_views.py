@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from chats.api import review_serializers as rs
 from chats.api.permissions import api_roles
 from chats.api.review_views import ERRORS, IsPerson, _lead, _person, _valid
-from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND
+from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error
 from chats.errors import InvalidInput
 from chats.models import Dataset, Queue
 from chats.selectors.datasets import dataset_lines, datasets_list
@@ -90,11 +90,14 @@ class DatasetExportView(APIView):
         operation_id="datasets_export",
         summary="Export a dataset as JSONL (leads and auditors)",
         description="Streams one gold item per line, in snapshot order. `format=training`: the OpenAI chat "
-        "fine-tuning record of the active path, the lead's correction replacing the last assistant answer, with "
-        "`metadata` saying where it came from (`dataset`, `conversation`, `source`, `external_id`, `queue`, "
-        "`item`, `resolution`, `lead`, `rubric_version`, `resolved_at`). `format=gold`: `{provenance, answers, "
-        "correction, correction_message, format, document}`, the conversation in the format it arrived in. The "
-        "answers are those frozen in the snapshot. Recorded in the audit log.",
+        "fine-tuning record of the reviewed path (the path the resolution pinned), the lead's correction replacing "
+        "its last assistant answer, with `metadata` saying where it came from (`dataset`, `conversation`, `source`, "
+        "`external_id`, `queue`, `item`, `resolution`, `lead`, `rubric_version`, `resolved_at`, `reviewed_leaf`, "
+        "`path_sha256`). `format=gold`: `{provenance, answers, "
+        "correction, correction_message, format, document}`, the conversation in the format it arrived in, cut "
+        "to the reviewed path. Both are frozen at publication: the same bytes forever, checked against the "
+        "dataset's `training_sha256` / `gold_sha256` before they are sent (also in the `X-Content-SHA256` "
+        "header); a mismatch answers 500 and sends nothing. Recorded in the audit log.",
         parameters=[rs.DatasetExportQuery],
         responses={
             (200, NDJSON): OpenApiResponse(
@@ -112,6 +115,7 @@ class DatasetExportView(APIView):
             **BAD_REQUEST,
             **ERRORS,
             **NOT_FOUND,
+            500: error("The stored lines no longer give the published SHA-256: nothing is sent."),
         },
     )
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
@@ -121,13 +125,15 @@ class DatasetExportView(APIView):
         query = _valid(rs.DatasetExportQuery, request.query_params)
         fmt = query["format"]
         dataset = _dataset(pk)
+        lines = dataset_lines(dataset, fmt)  # checked against the published SHA-256 before anything is recorded
         export_record(
             actor=_person(request),
             what="dataset",
             format=fmt,
             filters={"dataset": dataset.pk, "name": dataset.name},
-            count=dataset.item_count,  # type: ignore[attr-defined]
+            count=dataset.item_count,
         )
-        response = StreamingHttpResponse(dataset_lines(dataset, fmt), content_type=NDJSON)
+        response = StreamingHttpResponse(lines, content_type=NDJSON)
+        response["X-Content-SHA256"] = dataset.sha256_of(fmt)
         response["Content-Disposition"] = f'attachment; filename="dataset-{dataset.pk}-{fmt}.jsonl"'
         return response

@@ -17,6 +17,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from chats.errors import DomainError
+from chats.middleware import api_error_body
 
 
 def error_list(detail: Any, path: str = "") -> list[dict[str, str]]:
@@ -43,8 +44,18 @@ def error_list(detail: Any, path: str = "") -> list[dict[str, str]]:
     return [{"path": path, "message": str(detail)}]
 
 
+def _printable(text: Any) -> str:
+    """An error's path or message as text any response can carry: a message may quote what the client sent, and
+    a lone surrogate or a NUL in it would fail the JSON renderer (a 500 for a 400)."""
+    return str(text).replace("\x00", "\\u0000").encode(errors="backslashreplace").decode()
+
+
+def printable_errors(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{key: _printable(value) for key, value in error.items()} for error in errors]
+
+
 def errors_response(errors: list[dict[str, str]], status: int, **extra: Any) -> Response:
-    return Response({"errors": errors, **extra}, status=status)
+    return Response({"errors": printable_errors(errors), **extra}, status=status)
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -55,11 +66,21 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response is None:
         return None
     if isinstance(exc, exceptions.APIException):
-        response.data = {"errors": error_list(exc.detail)}
+        response.data = {"errors": printable_errors(error_list(exc.detail))}
     elif isinstance(response.data, dict) and "errors" not in response.data:
         # Django's Http404 and PermissionDenied, which DRF answers as {"detail": ...}.
-        response.data = {"errors": error_list(response.data)}
+        response.data = {"errors": printable_errors(error_list(response.data))}
+    elif isinstance(response.data, dict) and isinstance(response.data["errors"], list):
+        response.data["errors"] = printable_errors(response.data["errors"])
     return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The site's 500 (Django has logged the traceback with the request's id, see chats.middleware): under /api/
+    the API's error shape with the request's id to quote, elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        return api_error_body(request, 500, "Internal server error. Quote the request_id when you report it.")
+    return defaults.server_error(request)
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -13,6 +13,7 @@ from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -348,7 +349,25 @@ class SourceKeyView(APIView):
     permission_classes = [IsSourceKey]
 
 
+class _AsciiJSONRenderer(JSONRenderer):
+    ensure_ascii = True
+
+
+class ReceiptJSONRenderer(JSONRenderer):
+    """JSON, and still JSON when what a receipt holds is not text: a payload that decoded to an unpaired surrogate
+    (a document rejected for it) is written with every character outside ASCII escaped (``"\\ud800"``), which is
+    valid JSON and decodes to exactly what was sent. Anything else renders as every other answer does."""
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except UnicodeEncodeError:
+            return _AsciiJSONRenderer().render(data, accepted_media_type, renderer_context)
+
+
 class ReceiptView(SourceKeyView):
+    renderer_classes = [ReceiptJSONRenderer]
+
     @extend_schema(
         operation_id="receipt_retrieve",
         responses={

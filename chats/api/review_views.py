@@ -11,34 +11,39 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404
 from django_filters.utils import translate_validation
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, status
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chats.api import review_serializers as rs
 from chats.api.authentication import SourcePrincipal
+from chats.api.pagination import QueueItemPagination
 from chats.api.permissions import api_roles
 from chats.api.schema import BAD_REQUEST, NOT_FOUND, error
 from chats.errors import InvalidInput
 from chats.filters import ConversationFilter
-from chats.models import Conversation, Queue, QueueRule, QueueRuleRun, Resolution
+from chats.models import Conversation, Queue, QueueRule, QueueRuleRun, Resolution, Review
 from chats.review.agreement import MIN_ITEMS
 from chats.roles import Roles
 from chats.selectors.review import (
     current_rubric,
     item_reviews,
+    item_state_condition,
+    item_state_counts,
     queue_agreement,
     queue_item,
     queue_items,
+    queue_reviewer_progress,
     queue_visible,
     queues_visible,
+    state_scope,
 )
 from chats.services import queue_rules as rule_services
 from chats.services import review as review_services
@@ -125,25 +130,100 @@ class QueueListView(APIView):
         return Response(rs.QueueSerializer(detail).data, status=status.HTTP_201_CREATED)
 
 
-class QueueItemPagination(CursorPagination):
-    ordering = ("created_at", "id")
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
+class QueueDetailView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queues_retrieve",
+        summary="A review queue",
+        description="Its settings, members and current rubric, for whoever sees the queue.",
+        responses={200: rs.QueueSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(rs.QueueSerializer(queue_visible(request.user, api_roles(request), pk, detail=True)).data)
+
+    @extend_schema(
+        operation_id="queues_update",
+        summary="Change a review queue (leads)",
+        description="Only the fields given change, all or none of them. Changed questions make a new rubric "
+        "version when reviews were given under the current one (they keep theirs); `members` replaces the list; "
+        "`lease_minutes` applies to the leases given from now on.",
+        request=rs.QueuePatchSerializer,
+        responses={200: rs.QueueSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        roles = _lead(request)
+        queue = _queue(request, pk)
+        data = _valid(rs.QueuePatchSerializer, request.data)
+        members = None
+        if "members" in data:
+            members = list(User.objects.filter(username__in=data["members"]))
+            unknown = sorted(set(data["members"]) - {member.username for member in members})
+            if unknown:
+                raise InvalidInput([{"path": "/members", "message": f"no such user: {', '.join(unknown)}"}])
+        with transaction.atomic():
+            review_services.queue_update(
+                actor=_person(request),
+                queue=queue,
+                name=data.get("name"),
+                instructions=data.get("instructions"),
+                reviews_per_item=data.get("reviews_per_item"),
+                questions=data.get("questions"),
+                members=members,
+            )
+            if "lease_minutes" in data:
+                review_services.queue_set_lease_minutes(
+                    actor=_person(request), queue=queue, lease_minutes=data["lease_minutes"]
+                )
+        return Response(rs.QueueSerializer(queue_visible(request.user, roles, pk, detail=True)).data)
+
+
+class QueueProgressView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_progress",
+        summary="A queue's progress",
+        description="Items done, leased and remaining, the items in each state, and per reviewer (the members, "
+        "and whoever reviewed in the queue) the reviews done, the items leased and those remaining for them. "
+        "Counts only: no answer is shown.",
+        responses={200: rs.ProgressSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        queue = _queue(request, pk)
+        progress = queue_reviewer_progress(queue)
+        payload = {
+            "queue": queue.pk,
+            "total": progress.total,
+            "done": progress.done,
+            "leased": progress.leased,
+            "remaining": progress.remaining,
+            "states": item_state_counts(state_scope(queue)),
+            "reviewers": progress.reviewers,
+        }
+        return Response(rs.ProgressSerializer(payload).data)
 
 
 class QueueItemListView(APIView):
     permission_classes = [IsPerson]
+    pagination_class = QueueItemPagination  # read by the schema, which documents the page as it is sent
 
     @extend_schema(
         operation_id="queue_items_list",
         summary="List a queue's items",
-        description="Oldest first, by cursor. No answers are shown here.",
-        responses={200: rs.QueueItemSerializer(many=True), **ERRORS, **NOT_FOUND},
+        description="Oldest first, a page at a time by cursor (`results`, with `next` and `previous` links), "
+        "those in `state` only when it is given. No answers are shown here.",
+        parameters=[rs.ItemStateQuery],
+        responses={200: rs.QueueItemSerializer(many=True), **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
+        queue = _queue(request, pk)
+        state = _valid(rs.ItemStateQuery, request.query_params).get("state")
+        items = queue_items(queue)
+        if state is not None:  # the scope reads the rubric: only when a state asks for it
+            items = items.filter(item_state_condition(state_scope(queue), state))
         paginator = QueueItemPagination()
-        page = paginator.paginate_queryset(queue_items(_queue(request, pk)), request, view=self)
+        page = paginator.paginate_queryset(items, request, view=self)
         return paginator.get_paginated_response(rs.QueueItemSerializer(page, many=True).data)
 
     @extend_schema(
@@ -194,7 +274,8 @@ class QueueNextView(APIView):
         operation_id="queue_next",
         summary="Lease the next item (members)",
         description="The item the caller holds, or else the oldest that still needs reviews and that they have not "
-        "reviewed, held for them for 30 minutes. 204 when there is none.",
+        "reviewed, held for them for the queue's `lease_minutes` (30 unless a lead changed it). 204 when there is "
+        "none.",
         request=None,
         responses={
             200: rs.QueueItemSerializer,
@@ -209,6 +290,89 @@ class QueueNextView(APIView):
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(rs.QueueItemSerializer(queue_items(queue).get(pk=item.pk)).data)
+
+
+def _reviewer(username: str) -> User:
+    """The person named `reviewer` (whether they work the queue is the service's decision, as on the page)."""
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        raise InvalidInput([{"path": "/reviewer", "message": "no such user"}])
+    return user
+
+
+class ItemAssignView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_item_assign",
+        summary="Assign an item to a member (leads)",
+        description="Holds the item for the member for a day (or the queue's lease time when longer), even "
+        "over its slots, as the queue's page does. A member who has reviewed it already is refused (400).",
+        request=rs.AssignSerializer,
+        responses={200: rs.LeaseSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int, item: int) -> Response:
+        _lead(request)
+        found = queue_item(_queue(request, pk), item)
+        data = _valid(rs.AssignSerializer, request.data)
+        lease = review_services.item_assign(actor=_person(request), item=found, reviewer=_reviewer(data["reviewer"]))
+        return Response(rs.LeaseSerializer(lease).data)
+
+
+class ItemReleaseView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_item_release",
+        summary="Release an item's slots (leads)",
+        description="Frees the slots held on the item: `reviewer`'s only, or every one when left out.",
+        request=rs.ReleaseSerializer,
+        responses={200: rs.ReleasedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def post(self, request: Request, pk: int, item: int) -> Response:
+        _lead(request)
+        found = queue_item(_queue(request, pk), item)
+        data = _valid(rs.ReleaseSerializer, request.data)
+        reviewer = _reviewer(data["reviewer"]) if "reviewer" in data else None
+        released = review_services.item_release(actor=_person(request), item=found, reviewer=reviewer)
+        return Response({"released": released})
+
+
+class ItemDraftView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="queue_item_draft",
+        summary="Your review of an item, as saved so far",
+        description="The caller's own review of the item (a draft, or once submitted the review): 404 when they "
+        "have saved none. Nobody reads another's draft here.",
+        responses={200: rs.ReviewSerializer, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, pk: int, item: int) -> Response:
+        found = queue_item(_queue(request, pk), item)
+        review = (
+            Review.objects.select_related("reviewer", "rubric_version")
+            .filter(item=found, reviewer=_person(request))
+            .first()
+        )
+        if review is None:
+            raise Http404("You have saved no review of this item.")
+        return Response(rs.ReviewSerializer(review).data)
+
+    @extend_schema(
+        operation_id="queue_item_draft_save",
+        summary="Save your answers so far (members)",
+        description="Any subset of the current rubric's questions, checked as a submission is; saving again "
+        "replaces them. A submitted review is not a draft any more (400).",
+        request=rs.AnswersSerializer,
+        responses={200: rs.ReviewSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+    )
+    def put(self, request: Request, pk: int, item: int) -> Response:
+        found = queue_item(_queue(request, pk), item)
+        data = _valid(rs.AnswersSerializer, request.data)
+        review = review_services.review_save_draft(reviewer=_person(request), item=found, answers=data["answers"])
+        review = Review.objects.select_related("reviewer", "rubric_version").get(pk=review.pk)
+        return Response(rs.ReviewSerializer(review).data)
 
 
 class ItemReviewsView(APIView):
@@ -283,10 +447,13 @@ class QueueAgreementView(APIView):
     @extend_schema(
         operation_id="queue_agreement",
         summary="Agreement per question (leads and auditors)",
-        description="Per question of the current rubric, over submitted reviews: Krippendorff's `alpha` (nominal "
-        "or ordinal as the type says; per label for multi-label), and for each pair of reviewers Cohen's `kappa` "
-        "and `percent_agreement`, with the counts behind each figure. A question on a kind of message counts each "
-        "(item, message) as a unit. Reviewers are refused: the figures would tell them others' answers.",
+        description="Per question, over submitted reviews: Krippendorff's `alpha` (nominal or ordinal as the type "
+        "says; per label for multi-label; for ordinal questions also `alpha_interval`), and for each pair of "
+        "reviewers Cohen's `kappa` (for ordinal questions also `kappa_linear` and `kappa_quadratic`) and "
+        "`percent_agreement`, with the counts behind each figure. Answers are compared only with answers to the "
+        "same question: `versions` lists the rubric versions in which it was the same; a question whose type, "
+        "options or scale changed has one entry per form. A question on a kind of message counts each (item, "
+        "message) as a unit. Reviewers are refused: the figures would tell them others' answers.",
         responses={200: rs.AgreementSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
@@ -295,11 +462,11 @@ class QueueAgreementView(APIView):
             raise PermissionDenied("Only leads and auditors read agreement figures.")
         queue = _queue(request, pk)
         rubric = current_rubric(queue)
-        figures = queue_agreement(queue)
-        prompts = {question["key"]: question.get("prompt", "") for question in rubric.questions}
-        questions = []
-        for key, figure in figures.items():
-            questions.append({"key": key, "prompt": prompts.get(key, ""), **figure.as_dict()})
+        questions = [
+            {"key": group.key, "prompt": group.prompt, "versions": group.versions, "current": group.current}
+            | group.figure.as_dict()
+            for group in queue_agreement(queue)
+        ]
         payload = {"queue": queue.pk, "rubric_version": rubric.version, "min_items": MIN_ITEMS, "questions": questions}
         return Response(rs.AgreementSerializer(payload).data)
 

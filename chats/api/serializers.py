@@ -100,7 +100,12 @@ class BulkQueuedSerializer(serializers.Serializer[Any]):
 
 
 class ReceiptSerializer(serializers.ModelSerializer[Any]):
-    conversation: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
+    conversation: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="uuid",
+        read_only=True,
+        allow_null=True,
+        help_text="The conversation stored; null while queued, for a rejected document, and once it is deleted.",
+    )
     format = serializers.CharField(source="input_format")
     payload = serializers.SerializerMethodField(
         help_text="The document as sent, when the body was JSON; null when it was not, and once the payload is pruned."

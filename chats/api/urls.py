@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
-from chats.api import dataset_views, docs, export_job_views, ingest_views, otel_views, review_views, views
+from chats.api import dataset_views, docs, export_job_views, health_views, ingest_views, otel_views, review_views, views
 
 app_name = "api"
 
@@ -31,7 +31,14 @@ urlpatterns = [
         name="export-job-download",
     ),
     path("queues/", review_views.QueueListView.as_view(), name="queue-list"),
+    path("queues/<int:pk>/", review_views.QueueDetailView.as_view(), name="queue-detail"),
+    path("queues/<int:pk>/progress/", review_views.QueueProgressView.as_view(), name="queue-progress"),
     path("queues/<int:pk>/items/", review_views.QueueItemListView.as_view(), name="queue-items"),
+    path("queues/<int:pk>/items/<int:item>/assign/", review_views.ItemAssignView.as_view(), name="queue-item-assign"),
+    path(
+        "queues/<int:pk>/items/<int:item>/release/", review_views.ItemReleaseView.as_view(), name="queue-item-release"
+    ),
+    path("queues/<int:pk>/items/<int:item>/draft/", review_views.ItemDraftView.as_view(), name="queue-item-draft"),
     path("queues/<int:pk>/agreement/", review_views.QueueAgreementView.as_view(), name="queue-agreement"),
     path("queues/<int:pk>/rules/", review_views.QueueRuleListView.as_view(), name="queue-rules"),
     path("queues/<int:pk>/rules/<int:rule>/", review_views.QueueRuleDetailView.as_view(), name="queue-rule"),
@@ -53,6 +60,7 @@ urlpatterns = [
     path("datasets/", dataset_views.DatasetListView.as_view(), name="dataset-list"),
     path("datasets/<int:pk>/", dataset_views.DatasetDetailView.as_view(), name="dataset-detail"),
     path("datasets/<int:pk>/export/", dataset_views.DatasetExportView.as_view(), name="dataset-export"),
+    path("health/", health_views.HealthView.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", docs.SwaggerDocsView.as_view(url_name="api:schema"), name="docs"),
     *router.urls,

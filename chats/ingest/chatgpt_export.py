@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from chats import jsonio
 from chats.ingest.canonical import (
     FEEDBACK_ORIGIN_CHATGPT,
     Conversation,
@@ -28,6 +27,7 @@ from chats.ingest.chat_graph import OpenAIStyleKeys
 from chats.ingest.common import (
     Issues,
     external_id,
+    json_in_text,
     message_author,
     original_times,
     parents_first,
@@ -197,7 +197,7 @@ class _Parser:
         if role == "assistant" and recipient and recipient != "all":
             arguments = message.text
             # The input to a tool (code, a browser command) is not JSON by contract: no error when it is not.
-            parsed, _ = parse_arguments(arguments)
+            parsed, _, _ = parse_arguments(arguments)
             message.tool_calls.append(
                 ToolCall(
                     call_id=node_id,
@@ -401,9 +401,9 @@ def _feedback_comment(content: Any) -> str:
     """The free text of a thumbs entry, whose ``content`` is often a JSON string ``{"text", "tags"}``."""
     decoded = content
     if isinstance(content, str) and content.lstrip().startswith("{"):
-        try:
-            decoded = jsonio.loads(content)
-        except ValueError:
+        # JSON inside text: its text is used when it is not JSON, or when what it decodes to cannot be stored.
+        decoded = json_in_text(content)[0]
+        if decoded is None:
             return content
     if isinstance(decoded, dict):
         text = decoded.get("text")

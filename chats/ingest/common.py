@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from chats import jsonio
+from chats import jsonio, storable
 from chats.ingest.canonical import Conversation, Issue, ParseError
 
 
@@ -265,15 +265,37 @@ def extract_inline_reasoning(
 # --- tool arguments and context pairs -----------------------------------------------------------------------
 
 
-def parse_arguments(arguments: str) -> tuple[Any, str]:
-    """(parsed value, error): the decoded JSON, or the decoder's message. Empty arguments are no error."""
-    if not arguments or arguments.isspace():
-        return None, ""
+def json_in_text(text: str) -> tuple[Any, str, str]:
+    """JSON held inside text (a tool call's arguments, an injection's result), by the one rule of
+    `chats.storable.parsed_if_storable`: the text is kept as received, and its decoded value is used only when it
+    is storable. (value, not JSON, not storable): the decoded value, or None with the decoder's message when the
+    text is not JSON, or with why the decoded value cannot be stored (a NUL or an unpaired surrogate written as an
+    escape, nesting too deep)."""
+    value = storable.parsed_if_storable(text)
+    if value is not None:
+        return value, "", ""
+    # Only when the text is not used (or is JSON null): say why.
     try:
-        # Strict: the decoded arguments are stored as JSON, which holds no NaN or infinity.
-        return jsonio.loads(arguments), ""
+        decoded = jsonio.loads(text)
     except ValueError as exc:
-        return None, str(exc)
+        return None, str(exc), ""
+    found = storable.unstorable(decoded)
+    if found is None:
+        return None, "", ""  # null
+    return None, "", f"the decoded value cannot be stored (at '{found.pointer}': {found.reason})"
+
+
+def parse_arguments(arguments: str) -> tuple[Any, str, str]:
+    """(parsed value, error, warning) of a tool call's arguments: the decoded JSON (when it is storable, see
+    `json_in_text`), why they are not JSON, and what to warn. Empty arguments are no error. Arguments that are
+    valid JSON whose decoded value cannot be stored are kept as text only, and their error says why."""
+    if not arguments or arguments.isspace():
+        return None, "", ""
+    value, error, unstored = json_in_text(arguments)
+    if unstored:
+        message = f"valid JSON, but {unstored}; kept as text only"
+        return None, message, f"arguments are {message}"
+    return value, error, f"arguments are not valid JSON: {error}" if error else ""
 
 
 def context_pairs(value: Any, path: str, issues: Issues) -> list[list[str]] | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chats import jsonio
 from chats.ingest.canonical import Artifact, Issue, Message, ToolCall
+from chats.ingest.common import json_in_text
 
 _INJECT_PREFIX = "inject_airalogy_"
 _UPLOADED_FILE = re.compile(r"processing_user_uploaded_\w+_file")
@@ -158,10 +158,11 @@ def _requested_ids(arguments: Any, path: str, warnings: list[Issue]) -> list[str
 
 def _resolved_items(result: Message, kind: str, path: str, warnings: list[Issue]) -> list[dict[str, Any]]:
     """The items of an injection result: a JSON object holding lists of items, a bare list, or one item."""
-    try:
-        decoded = jsonio.loads(result.text)  # strict: the items are stored as JSON
-    except ValueError as exc:
-        warnings.append(Issue(path, f"injection result is not JSON ({exc}); artifacts come from the arguments only"))
+    # Strict, and storable: the items are stored as JSON (the result's text is kept as it came either way).
+    decoded, error, unstored = json_in_text(result.text)
+    if error or unstored:
+        why = f"is not JSON ({error})" if error else f"is JSON, but {unstored}"
+        warnings.append(Issue(path, f"injection result {why}; artifacts come from the arguments only"))
         return []
     if isinstance(decoded, list):
         return [item for item in decoded if isinstance(item, dict)]

@@ -227,9 +227,9 @@ class MessageChain:
         return json.dumps(arguments, ensure_ascii=False)
 
     def _decode_arguments(self, tool_call: ToolCall, path: str) -> None:
-        tool_call.parsed_arguments, tool_call.arguments_error = parse_arguments(tool_call.arguments)
-        if tool_call.arguments_error:
-            self.issues.warn(path, f"arguments are not valid JSON: {tool_call.arguments_error}")
+        tool_call.parsed_arguments, tool_call.arguments_error, warning = parse_arguments(tool_call.arguments)
+        if warning:
+            self.issues.warn(path, warning)
 
     def _register_call(self, message: Message, tool_call: ToolCall, path: str) -> None:
         self._call_count += 1

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chats', '0021_foreign_keys_indexed_by_their_composite_indexes'),
+        ('chats', '0028_queue_lease_minutes'),
     ]
 
     operations = [

@@ -4,8 +4,8 @@
 - ``conversations``: conversations, messages, tool calls, injected artifacts and the ids an injection context
   lists, their choices, and the SQL of the full-text search document.
 - ``feedback``: the label taxonomy and the feedback given on conversations and messages.
-- ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, the audit log,
-  and who viewed a conversation.
+- ``records``: ingestion receipts and their payloads, the bytes each API key sent per day, the audit log and
+  its checkpoints, and who viewed a conversation.
 - ``review``: team review queues, their rules, their versioned rubrics, items, leases, reviews and resolutions,
   and datasets (frozen snapshots of gold items).
 - ``model_calls``: the model calls instrumented applications report (OpenTelemetry spans).
@@ -36,6 +36,7 @@ from chats.models.records import (
     AUDIT_GENESIS_HASH,
     AUDIT_VERIFIED_ACTION,
     ApiKeyDailyUsage,
+    AuditCheckpoint,
     AuditEvent,
     ConversationView,
     IngestionReceipt,
@@ -45,9 +46,12 @@ from chats.models.records import (
     ViewedVia,
 )
 from chats.models.review import (
+    MAX_LEASE_MINUTES,
     MAX_REVIEWS_PER_ITEM,
     Dataset,
+    DatasetFormat,
     DatasetItem,
+    DatasetLine,
     Lease,
     Queue,
     QueueItem,
@@ -62,6 +66,7 @@ from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
 __all__ = [
     "AUDIT_GENESIS_HASH",
     "AUDIT_VERIFIED_ACTION",
+    "MAX_LEASE_MINUTES",
     "MAX_REVIEWS_PER_ITEM",
     "SEARCH_DOCUMENT_SQL",
     "SEARCH_TEXT_LIMIT",
@@ -69,6 +74,7 @@ __all__ = [
     "ApiKeyDailyUsage",
     "ApiKeyQuerySet",
     "ArtifactKind",
+    "AuditCheckpoint",
     "AuditEvent",
     "ContentForm",
     "ContextArtifactId",
@@ -76,7 +82,9 @@ __all__ = [
     "Conversation",
     "ConversationView",
     "Dataset",
+    "DatasetFormat",
     "DatasetItem",
+    "DatasetLine",
     "ExportJob",
     "ExportJobPart",
     "Feedback",

@@ -256,6 +256,30 @@ class AuditEvent(models.Model):
         return f"{self.actor_username or 'system'} {self.action} {self.target_type}:{self.target_id}"
 
 
+class AuditCheckpoint(models.Model):
+    """A head of the audit chain that verify_audit found intact: the number of events from the start of the chain
+    up to it, and that event's hash. The chain cannot rewrite it (a table apart; on PostgreSQL append-only and never
+    truncated, migration 0024), so a later walk that ends before `events`, or whose event number `events` has
+    another hash, finds the log cut short, emptied or rewritten (chats.services.audit)."""
+
+    events = models.BigIntegerField()  # events from the start of the chain up to the head, that one included
+    last_event_id = models.BigIntegerField()  # the head's id, as recorded (informative: the count and hash decide)
+    head_hash = models.CharField(max_length=64)
+    recorded_by = models.CharField(max_length=150)  # "command:verify_audit (deploy)"
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [models.CheckConstraint(condition=Q(events__gte=1), name="audit_checkpoint_events_positive")]
+        indexes = [
+            # verify_audit reads every checkpoint in chain order while it walks the chain, by events.
+            models.Index(fields=["events", "id"], name="audit_checkpoint_events_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.events}:{self.head_hash}"
+
+
 class ViewedVia(models.TextChoices):
     PAGE = "page"
     API = "api"

@@ -14,6 +14,7 @@ from chats.models.checks import choices_check
 from chats.models.conversations import Conversation
 
 MAX_REVIEWS_PER_ITEM = 10
+MAX_LEASE_MINUTES = 7 * 24 * 60  # a week: longer, and a forgotten lease blocks an item for good
 
 
 class Queue(models.Model):
@@ -22,6 +23,10 @@ class Queue(models.Model):
     name = models.CharField(max_length=200, unique=True)
     instructions = models.TextField(blank=True, help_text="Markdown, rendered and sanitized like model output.")
     reviews_per_item = models.PositiveSmallIntegerField(default=1)
+    lease_minutes = models.PositiveIntegerField(
+        default=30,
+        help_text='How long "next item" holds an item for its reviewer (a lead\'s assignment: a day at least).',
+    )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="review_queues", blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -34,7 +39,11 @@ class Queue(models.Model):
             models.CheckConstraint(
                 condition=Q(reviews_per_item__gte=1, reviews_per_item__lte=MAX_REVIEWS_PER_ITEM),
                 name="queue_reviews_per_item_1_to_10",
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(lease_minutes__gte=1, lease_minutes__lte=MAX_LEASE_MINUTES),
+                name="queue_lease_minutes_1_to_a_week",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -116,6 +125,10 @@ class Lease(models.Model):
     item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="leases")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_leases")
     expires_at = models.DateTimeField()
+    # The path handed out: the active path's last message when the lease was taken, and its SHA-256
+    # (chats.review.pinning).
+    pinned_leaf_key = models.TextField(blank=True, default="")
+    pinned_path_sha256 = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
@@ -143,6 +156,10 @@ class Review(models.Model):
     answers = models.JSONField(default=dict)
     state = models.CharField(max_length=16, choices=ReviewState.choices, default=ReviewState.DRAFT)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # The path judged: the reviewer's lease's, else the draft's, else the active path when first saved; its last
+    # message and SHA-256 (chats.review.pinning). Per-message answers name messages of this path only.
+    pinned_leaf_key = models.TextField(blank=True, default="")
+    pinned_path_sha256 = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -172,19 +189,33 @@ class Resolution(models.Model):
     rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="resolutions")
     answers = models.JSONField(default=dict)
     correction = models.TextField(blank=True)
+    # The path the gold answer is about: the one the latest submitted review judged (the active path when no
+    # review names one); its last message and SHA-256 (chats.review.pinning). A dataset exports this path.
+    pinned_leaf_key = models.TextField(blank=True, default="")
+    pinned_path_sha256 = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     def __str__(self) -> str:
         return f"resolution of {self.item_id}"
 
 
+class DatasetFormat(models.TextChoices):
+    TRAINING = "training", "Training JSONL"
+    GOLD = "gold", "Gold JSONL"
+
+
 class Dataset(models.Model):
-    """A named snapshot of the gold items of one or more queues, frozen when taken: its items copy the answers and
-    corrections, so that a later resolution or a later snapshot never changes it."""
+    """A named snapshot of the gold items of one or more queues, frozen by content when taken: every line of both
+    exports is written then (`DatasetLine`), and the SHA-256 of each export is kept, so that the export is the same
+    bytes forever, whatever is ingested, resolved, branched or deleted later."""
 
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     queues = models.ManyToManyField(Queue, related_name="datasets", blank=True)
+    # Frozen at publication: the gold items in it, and the SHA-256 (hex) of each export's bytes.
+    item_count = models.PositiveIntegerField(default=0)
+    training_sha256 = models.CharField(max_length=64, blank=True, default="")
+    gold_sha256 = models.CharField(max_length=64, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -197,11 +228,15 @@ class Dataset(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def sha256_of(self, format: str) -> str:
+        return self.training_sha256 if format == DatasetFormat.TRAINING else self.gold_sha256
+
 
 class DatasetItem(models.Model):
-    """One gold item of a dataset: the resolution's answers and correction as they were at the snapshot, and where
-    they came from. The provenance is copied too (queue name, rubric version, lead), so that it survives the rows
-    it names; a deleted conversation leaves every dataset (erasure wins over freezing)."""
+    """One gold item of a dataset: the resolution's answers, correction and pinned path as they were at the
+    snapshot, and where they came from. The provenance is copied too (queue name, rubric version, lead), so that it
+    survives the rows it names. The export does not read this row but the frozen `DatasetLine`s, so a deleted
+    conversation takes its item away here and leaves the dataset's exports as they were."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="dataset_items")
@@ -219,8 +254,11 @@ class DatasetItem(models.Model):
     lead_username = models.CharField(max_length=150)
     answers = models.JSONField(default=dict)
     correction = models.TextField(blank=True)
-    # The message the correction replaces: the last visible assistant message of the active path at the snapshot.
+    # The message the correction replaces: the last visible assistant message of the pinned path.
     correction_message_key = models.TextField(blank=True)
+    # The path exported: the resolution's pinned path (chats.review.pinning), its last message and SHA-256.
+    pinned_leaf_key = models.TextField(blank=True, default="")
+    pinned_path_sha256 = models.CharField(max_length=64, blank=True, default="")
     resolved_at = models.DateTimeField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -231,8 +269,31 @@ class DatasetItem(models.Model):
                 fields=["conversation", "dataset", "queue_item"], name="dataset_item_unique_queue_item"
             ),
         ]
-        # The export and the item count: a dataset's items in order, by keyset on id.
         indexes = [models.Index(fields=["dataset", "id"], name="dataset_item_in_order")]
 
     def __str__(self) -> str:
         return f"{self.dataset_id}/{self.conversation_id}"
+
+
+class DatasetLine(models.Model):
+    """One line of a published dataset's export, written once at publication (the JSON text, without its
+    newline): the export is these lines in order, checked against the dataset's SHA-256. It names its conversation
+    by uuid only, so that deleting the conversation leaves it as it was."""
+
+    # No index of its own: the unique (dataset, format, index) index starts with it.
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="lines", db_index=False)
+    format = models.CharField(max_length=16, choices=DatasetFormat.choices)
+    index = models.PositiveIntegerField(help_text="The line's place in the export, from 0.")
+    conversation_uuid = models.UUIDField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["dataset", "format", "index"]
+        constraints = [
+            # The export: WHERE dataset_id = ? AND format = ? AND index > ? ORDER BY index (keyset).
+            models.UniqueConstraint(fields=["dataset", "format", "index"], name="dataset_line_unique_place"),
+            choices_check("dataset_line_format_valid", "format", DatasetFormat),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id}/{self.format}/{self.index}"

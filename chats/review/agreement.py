@@ -4,20 +4,29 @@ Pure functions, no ORM and no Django: the caller reads submitted reviews into a 
 (``None`` or an absent reviewer is "not answered") and gets back, per question:
 
 - Krippendorff's alpha (the ``krippendorff`` package): nominal for categorical and boolean questions, ordinal for
-  ordinal scales (the scale's full value domain is passed when it is known); for multi-label questions, alpha per
-  label, each label being a yes/no question for every reviewer who answered;
+  ordinal scales (the scale's full value domain is passed when it is known), and for ordinal scales also the
+  interval alpha (distances are the differences of the scale's points, squared); for multi-label questions, alpha
+  per label, each label being a yes/no question for every reviewer who answered;
 - for each pair of reviewers, Cohen's kappa (scikit-learn's ``cohen_kappa_score``) and the percent agreement over
   the items both answered (for multi-label, an answer is its whole set of labels: agreement is an exact match);
+  for ordinal scales also the weighted kappas, linear and quadratic;
 - the counts each figure rests on, and ``meaningful = False`` for a figure over fewer than ``min_items`` items.
 
 A figure that is undefined (one reviewer, no overlap, no variation, no answers) is ``None`` with a reason, never an
-exception. Values are mapped to numbers for the libraries internally; the mapping does not leave this module.
+exception, and so is an answer of the wrong type for its question (it is left out, as unanswered).
+
+`rubric_agreement` does this for a queue: answers are compared only with answers to the same question, where the
+same question means the same canonical form (``chats.review.rubric.normalized_question``: key, prompt, type,
+target, options or scale). The rubric versions in which a question is identical are pooled, and each figure lists
+them; a question that changed (a new type, other options, another scale) starts a new figure, and the answers
+given before the change stay with the old one.
 """
 
 from __future__ import annotations
 
 import enum
 import itertools
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,15 +36,19 @@ import krippendorff
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
+from chats.review.rubric import normalized_question
+
 __all__ = [
     "MIN_ITEMS",
     "LabelAgreement",
     "PairAgreement",
     "QuestionAgreement",
+    "QuestionGroup",
     "QuestionKind",
     "agreement_chart_layout",
     "agreement_chart_rows",
     "question_agreement",
+    "rubric_agreement",
 ]
 
 # Item, reviewer and label keys are whatever the caller uses (ids, usernames, UUIDs): hashable, and Any to mypy
@@ -78,12 +91,18 @@ class PairAgreement:
     percent_agreement: float | None
     meaningful: bool
     reason: str | None = None
+    # Ordinal questions only (None otherwise, and when kappa is undefined): Cohen's kappa weighted by the distance
+    # between the scale's points, linearly and squared.
+    kappa_linear: float | None = None
+    kappa_quadratic: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "reviewers": list(self.reviewers),
             "n_items": self.n_items,
             "kappa": self.kappa,
+            "kappa_linear": self.kappa_linear,
+            "kappa_quadratic": self.kappa_quadratic,
             "percent_agreement": self.percent_agreement,
             "meaningful": self.meaningful,
             "reason": self.reason,
@@ -132,6 +151,8 @@ class QuestionAgreement:
     meaningful: bool
     pairs: list[PairAgreement]
     per_label: dict[Key, LabelAgreement] = field(default_factory=dict)
+    # Ordinal questions only: alpha with the interval distance (None otherwise, or when alpha is undefined).
+    alpha_interval: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form (labels as given; the API turns keys into strings)."""
@@ -140,6 +161,7 @@ class QuestionAgreement:
             "level_of_measurement": self.level_of_measurement,
             "alpha": self.alpha,
             "alpha_reason": self.alpha_reason,
+            "alpha_interval": self.alpha_interval,
             "n_items": self.n_items,
             "n_answers": self.n_answers,
             "n_reviewers": self.n_reviewers,
@@ -198,6 +220,9 @@ def question_agreement(
 
     domain = _domain(kind, (value for row in table.values() for value in row.values()), options)
     alpha, reason = _alpha(table, reviewers, domain, kind.level_of_measurement)
+    ordinal = kind is QuestionKind.ORDINAL
+    numeric = all(_numeric(value) for row in table.values() for value in row.values())
+    interval = _interval_alpha(table, reviewers) if ordinal and numeric and alpha is not None else None
     return QuestionAgreement(
         kind=kind,
         level_of_measurement=kind.level_of_measurement,
@@ -207,18 +232,38 @@ def question_agreement(
         n_answers=n_answers,
         n_reviewers=len(reviewers),
         meaningful=meaningful,
-        pairs=_pairs(table, reviewers, domain=domain, min_items=min_items),
+        pairs=_pairs(table, reviewers, domain=domain, min_items=min_items, weighted=ordinal),
+        alpha_interval=interval,
     )
 
 
+def _finite(value: Any) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _fits(kind: QuestionKind, value: Any) -> bool:
+    """Whether `value` can be an answer of this kind (anything else counts as not answered, never as an error)."""
+    if kind is QuestionKind.BOOLEAN:
+        return isinstance(value, bool)
+    if kind in (QuestionKind.CATEGORICAL, QuestionKind.ORDINAL):  # an ordinal scale's points may be words
+        return isinstance(value, str | int | float) and not isinstance(value, bool) and _finite(value)
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list | tuple | set | frozenset) and all(isinstance(label, str) for label in value)
+
+
 def _clean(kind: QuestionKind, answers: Mapping[Key, Mapping[Key, Any]]) -> dict[Key, dict[Key, Any]]:
-    """The answers without the missing ones (``None``, NaN); a multi-label answer as a frozenset of labels (a lone
-    string is one label)."""
+    """The answers without the missing ones (``None``, NaN, a value of the wrong type); a multi-label answer as a
+    frozenset of labels (a lone string is one label)."""
     table: dict[Key, dict[Key, Any]] = {}
     for item, row in answers.items():
         kept: dict[Key, Any] = {}
         for reviewer, value in row.items():
-            if value is None or (isinstance(value, float) and math.isnan(value)):
+            if value is None or not _fits(kind, value):
                 continue
             if kind is QuestionKind.MULTI_LABEL:
                 kept[reviewer] = frozenset([value] if isinstance(value, str) else value)
@@ -280,14 +325,28 @@ def _alpha(
     return float(value), None
 
 
+def _interval_alpha(table: Mapping[Key, Mapping[Key, Any]], reviewers: Sequence[Key]) -> float | None:
+    """Krippendorff's alpha with the interval distance over the answers' own values (the scale's points, numbers).
+    Called only where the ordinal alpha is defined (two reviewers, an overlap, some variation)."""
+    pairable = [row for row in table.values() if len(row) >= 2]
+    position = {reviewer: index for index, reviewer in enumerate(reviewers)}
+    data = np.full((len(reviewers), len(pairable)), np.nan)
+    for column, row in enumerate(pairable):
+        for reviewer, value in row.items():
+            data[position[reviewer], column] = float(value)
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+
+
 def _pairs(
     table: Mapping[Key, Mapping[Key, Any]],
     reviewers: Sequence[Key],
     *,
     domain: Sequence[Any] | None,
     min_items: int,
+    weighted: bool = False,
 ) -> list[PairAgreement]:
-    """Cohen's kappa and percent agreement for each pair of reviewers (in sorted order)."""
+    """Cohen's kappa and percent agreement for each pair of reviewers (in sorted order); with `weighted` (an ordinal
+    scale, `domain` its points in order) also the linearly and quadratically weighted kappas."""
     pairs = []
     for first, second in itertools.combinations(reviewers, 2):
         shared = [(row[first], row[second]) for row in table.values() if first in row and second in row]
@@ -302,10 +361,18 @@ def _pairs(
             pairs.append(PairAgreement((first, second), n_items, None, percent, meaningful, NO_VARIATION))
             continue
         code = {value: index for index, value in enumerate(values)}
-        kappa = cohen_kappa_score(
-            [code[a] for a, _ in shared], [code[b] for _, b in shared], labels=list(range(len(values)))
+        first_codes, second_codes = [code[a] for a, _ in shared], [code[b] for _, b in shared]
+        labels = list(range(len(values)))
+        kappa = cohen_kappa_score(first_codes, second_codes, labels=labels)
+        linear = quadratic = None
+        if weighted:
+            # scikit-learn weighs by the labels' positions in `labels`: a scale's points are consecutive integers,
+            # so their positions are their distances.
+            linear = float(cohen_kappa_score(first_codes, second_codes, labels=labels, weights="linear"))
+            quadratic = float(cohen_kappa_score(first_codes, second_codes, labels=labels, weights="quadratic"))
+        pairs.append(
+            PairAgreement((first, second), n_items, float(kappa), percent, meaningful, None, linear, quadratic)
         )
-        pairs.append(PairAgreement((first, second), n_items, float(kappa), percent, meaningful))
     return pairs
 
 
@@ -329,6 +396,102 @@ def _label_agreement(
         meaningful=n_items >= min_items,
         pairs=_pairs(chosen, reviewers, domain=[False, True], min_items=min_items),
     )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A queue: per question, over the rubric versions in which it is the same question
+
+
+@dataclass(frozen=True)
+class QuestionGroup:
+    """Agreement on one question as it stood in `versions` (the rubric versions in which its canonical form,
+    `question`, is the same), over the answers given under those versions only. `current`: the current version is
+    one of them."""
+
+    key: str
+    prompt: str
+    versions: list[int]
+    current: bool
+    question: dict[str, Any]
+    figure: QuestionAgreement
+
+    @property
+    def name(self) -> str:
+        """How pages name it: the key, and the versions when they are not the current ones."""
+        if self.current:
+            return self.key
+        shown = ", ".join(f"v{version}" for version in self.versions)
+        return f"{self.key} ({shown})"
+
+
+def _question_domain(question: Mapping[str, Any]) -> list[Any] | None:
+    if question["type"] == "ordinal":
+        scale = question["scale"]
+        return list(range(int(scale["min"]), int(scale["max"]) + 1))
+    if question["type"] in ("categorical", "multi_label"):
+        return list(question["options"])
+    return None
+
+
+def rubric_agreement(
+    versions: Mapping[int, Sequence[Mapping[str, Any]]],
+    reviews: Iterable[tuple[Key, Key, int, Any]],
+    *,
+    current: int,
+    min_items: int = MIN_ITEMS,
+) -> list[QuestionGroup]:
+    """Agreement per question of a queue, from its rubric `versions` (number -> questions) and its submitted
+    `reviews` as ``(item, reviewer, version, answers)``. An answer is compared only with answers to the same
+    question: the same canonical form (`normalized_question`), given under any of the versions where the question
+    has that form. A question about the messages of a role counts each (item, message) as a unit. Free-text
+    questions have none.
+
+    The current version's questions come first, in its order, then the older forms by key, newest first. An answer
+    that does not fit its question's type is left out; nothing here raises on what the database holds."""
+    form_of: dict[tuple[int, str], str] = {}  # (version, key) -> its question's canonical form, as JSON
+    groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
+    order: dict[str, tuple[int, int, str, int]] = {}
+    for version in sorted(versions):
+        for position, question in enumerate(versions[version]):
+            if not isinstance(question, Mapping) or question.get("type") not in {kind.value for kind in QuestionKind}:
+                continue
+            canonical = normalized_question(question)
+            signature = json.dumps(canonical, sort_keys=True)
+            form_of[(version, str(canonical["key"]))] = signature
+            groups.setdefault(signature, (canonical, []))[1].append(version)
+            rank = (0, position, "", 0) if version == current else (1, 0, str(canonical["key"]), -version)
+            order[signature] = min(order.get(signature, rank), rank)
+    tables: dict[str, dict[tuple[Key, str], dict[Key, Any]]] = {signature: {} for signature in groups}
+    for item, reviewer, version, answers in reviews:
+        if not isinstance(answers, Mapping):
+            continue
+        for key, value in answers.items():
+            form = form_of.get((version, key))
+            if form is None:
+                continue
+            about_messages = groups[form][0]["target"] != "conversation"
+            per_unit = value if about_messages else {"": value}
+            if not isinstance(per_unit, Mapping):
+                continue
+            for unit, answer in per_unit.items():
+                tables[form].setdefault((item, str(unit)), {})[reviewer] = answer
+    result = []
+    for signature in sorted(groups, key=lambda each: order[each]):
+        question, used = groups[signature]
+        figure = question_agreement(
+            question["type"], tables[signature], options=_question_domain(question), min_items=min_items
+        )
+        result.append(
+            QuestionGroup(
+                key=str(question["key"]),
+                prompt=str(question.get("prompt") or ""),
+                versions=used,
+                current=current in used,
+                question=question,
+                figure=figure,
+            )
+        )
+    return result
 
 
 # --------------------------------------------------------------------------------------------------------------

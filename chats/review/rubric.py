@@ -8,22 +8,39 @@ A question is ``{"key", "prompt", "type", "target", ...}``:
 - ``boolean``: the answer is true or false;
 - ``text``: the answer is a string (a comment or a corrected answer).
 
-``target`` is ``"conversation"`` (the answer is a value) or ``"role:<role>"`` (every message of that role: the answer
-is an object from message key to value). Errors are lists of ``{"path": JSON pointer, "message": ...}``.
+``target`` is ``"conversation"`` (the answer is a value) or ``"role:<role>"`` (every message of that role on the
+reviewed path: the answer is an object from message key to value). Errors are lists of ``{"path": JSON pointer,
+"message": ...}``.
+
+Two rules make versions trustworthy. `rubric_errors` is the one check of a rubric and `answers_errors` the one check
+of answers (the API, the pages and the drafts all call them, through ``chats.services.review``); and
+`normalized_questions` is the one canonical form of a rubric: what is stored, and what `same_questions` compares, so
+that a rubric saved unchanged (from the edit page, or a PATCH that repeats it) never makes a new version.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chats.integers import parse_int
+from chats.storable import pointer_token, unstorable
+
 QUESTION_TYPES = ("categorical", "multi_label", "ordinal", "boolean", "text")
+OPTION_TYPES = ("categorical", "multi_label")
 TARGET_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+QUESTION_FIELDS = ("key", "prompt", "type", "target", "options", "scale")
+SCALE_FIELDS = ("min", "max", "labels")
 MAX_QUESTIONS = 50
 MAX_OPTIONS = 100
+MAX_LINE = 2000  # a prompt, an option or a label: one line of text
 MAX_TEXT = 20_000
-KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+MAX_DEPTH = 32  # a rubric or an answer is a few levels deep; deeper is refused at the storable boundary
+MAX_SCALE = 1_000_000  # the ends of an ordinal scale, in absolute value
+# fullmatch, never match with "$": "$" also matches before a trailing newline ("ok\n" would pass).
+KEY_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 Error = dict[str, str]
 
@@ -33,11 +50,23 @@ def _error(path: str, message: str) -> Error:
 
 
 def _pointer(token: Any) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
+    return pointer_token(token)
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _line_errors(text: Any, path: str, what: str = "a non-empty string") -> list[Error]:
+    """One line of text: a non-empty string (around its spaces), without line breaks or other control characters
+    (the edit page gives each in a one-line field, and gives back exactly what it shows)."""
+    if not isinstance(text, str) or not text.strip():
+        return [_error(path, f"must be {what}")]
+    if len(text) > MAX_LINE:
+        return [_error(path, f"must be at most {MAX_LINE} characters")]
+    if any(unicodedata.category(char) == "Cc" for char in text):
+        return [_error(path, "must be one line, without line breaks or other control characters")]
+    return []
 
 
 def _options_errors(question: Mapping[str, Any], path: str) -> list[Error]:
@@ -46,12 +75,8 @@ def _options_errors(question: Mapping[str, Any], path: str) -> list[Error]:
         return [_error(f"{path}/options", "must be a non-empty list of strings")]
     if len(options) > MAX_OPTIONS:
         return [_error(f"{path}/options", f"at most {MAX_OPTIONS} options")]
-    errors = [
-        _error(f"{path}/options/{i}", "must be a non-empty string")
-        for i, option in enumerate(options)
-        if not isinstance(option, str) or not option.strip()
-    ]
-    if not errors and len(set(options)) != len(options):
+    errors = [error for i, option in enumerate(options) for error in _line_errors(option, f"{path}/options/{i}")]
+    if not errors and len({option.strip() for option in options}) != len(options):
         errors.append(_error(f"{path}/options", "options must be distinct"))
     return errors
 
@@ -60,19 +85,35 @@ def _scale_errors(question: Mapping[str, Any], path: str) -> list[Error]:
     scale = question.get("scale")
     if not isinstance(scale, dict):
         return [_error(f"{path}/scale", 'must be an object {"min": int, "max": int}')]
-    if not _is_int(scale.get("min")) or not _is_int(scale.get("max")):
-        return [_error(f"{path}/scale", "min and max must be integers")]
-    low, high = int(scale["min"]), int(scale["max"])
+    errors = [
+        _error(f"{path}/scale/{_pointer(name)}", "is not a field of a scale (min, max, labels)")
+        for name in scale
+        if name not in SCALE_FIELDS
+    ]
+    low, high = parse_int(scale.get("min")), parse_int(scale.get("max"))
+    if low is None or high is None or not _is_int(scale["min"]) or not _is_int(scale["max"]):
+        return [*errors, _error(f"{path}/scale", "min and max must be integers")]
+    if abs(low) > MAX_SCALE or abs(high) > MAX_SCALE:
+        return [*errors, _error(f"{path}/scale", f"min and max must be integers from {-MAX_SCALE} to {MAX_SCALE}")]
     if not low < high or high - low > MAX_OPTIONS:
-        return [_error(f"{path}/scale", f"min must be below max, at most {MAX_OPTIONS} apart")]
+        return [*errors, _error(f"{path}/scale", f"min must be below max, at most {MAX_OPTIONS} apart")]
     labels = scale.get("labels", {})
     if not isinstance(labels, dict):
-        return [_error(f"{path}/scale/labels", "must be an object from a point of the scale to its name")]
-    return [
-        _error(f"{path}/scale/labels/{_pointer(point)}", "must name a point of the scale with a string")
-        for point, name in labels.items()
-        if not isinstance(name, str) or not point.lstrip("-").isdigit() or not low <= int(point) <= high
-    ]
+        return [*errors, _error(f"{path}/scale/labels", "must be an object from a point of the scale to its name")]
+    seen: set[int] = set()
+    for point, name in labels.items():
+        where = f"{path}/scale/labels/{_pointer(point)}"
+        number = parse_int(point, minimum=low, maximum=high)
+        if number is None:
+            errors.append(_error(where, f"must be a point of the scale in ASCII digits, from {low} to {high}"))
+        elif number in seen:
+            errors.append(_error(where, "names the same point as another label"))
+        elif isinstance(name, str) and not name.strip():
+            seen.add(number)  # a blank name is no label (normalized_questions drops it)
+        else:
+            seen.add(number)
+            errors += _line_errors(name, where, "a string naming the point")
+    return errors
 
 
 def _target_errors(question: Mapping[str, Any], path: str) -> list[Error]:
@@ -86,9 +127,16 @@ def _target_errors(question: Mapping[str, Any], path: str) -> list[Error]:
 
 
 def rubric_errors(questions: Any) -> list[Error]:
-    """What is wrong with a rubric's questions (an empty list when nothing is)."""
+    """What is wrong with a rubric's questions (an empty list when nothing is): at least one question, each with a
+    key matching KEY_PATTERN whole, a one-line prompt, a known type and target, its options or scale, and no field
+    the rubric does not know (the edit page could not give it back)."""
+    found = unstorable(questions, "/questions", max_chars=MAX_TEXT, max_depth=MAX_DEPTH)
+    if found is not None:
+        return [found.as_error()]
     if not isinstance(questions, list):
         return [_error("/questions", "must be a list of questions")]
+    if not questions:
+        return [_error("/questions", "a rubric needs at least one question")]
     if len(questions) > MAX_QUESTIONS:
         return [_error("/questions", f"at most {MAX_QUESTIONS} questions")]
     errors: list[Error] = []
@@ -98,25 +146,70 @@ def rubric_errors(questions: Any) -> list[Error]:
         if not isinstance(question, dict):
             errors.append(_error(path, "must be an object"))
             continue
+        errors += [
+            _error(f"{path}/{_pointer(name)}", f"is not a field of a question ({', '.join(QUESTION_FIELDS)})")
+            for name in question
+            if name not in QUESTION_FIELDS
+        ]
         key = question.get("key")
-        if not isinstance(key, str) or not KEY_PATTERN.match(key):
-            errors.append(_error(f"{path}/key", "must be lowercase letters, digits and _, starting with a letter"))
+        if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
+            errors.append(
+                _error(f"{path}/key", "must be 1 to 64 lowercase letters, digits and _, starting with a letter")
+            )
         elif key in seen:
             errors.append(_error(f"{path}/key", f"{key!r} is used by an earlier question"))
         else:
             seen.add(key)
-        prompt = question.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
-            errors.append(_error(f"{path}/prompt", "must be a non-empty string"))
+        errors += _line_errors(question.get("prompt"), f"{path}/prompt")
         kind = question.get("type")
         if kind not in QUESTION_TYPES:
             errors.append(_error(f"{path}/type", f"must be one of {', '.join(QUESTION_TYPES)}"))
-        elif kind in ("categorical", "multi_label"):
+        elif kind in OPTION_TYPES:
             errors += _options_errors(question, path)
         elif kind == "ordinal":
             errors += _scale_errors(question, path)
         errors += _target_errors(question, path)
     return errors
+
+
+def normalized_question(question: Mapping[str, Any]) -> dict[str, Any]:
+    """A question in its one canonical form: every field present (``target`` defaults to ``"conversation"``), text
+    stripped of surrounding spaces, only the fields its type uses, and ordinal labels keyed by their point as
+    canonical digits, in scale order, blank names left out. Two questions mean the same exactly when their
+    normalized forms are equal. Takes a question `rubric_errors` accepts (or one stored before its rules grew)."""
+    kind = question.get("type")
+    result: dict[str, Any] = {
+        "key": question.get("key"),
+        "prompt": question["prompt"].strip() if isinstance(question.get("prompt"), str) else question.get("prompt"),
+        "type": kind,
+        "target": question.get("target") or "conversation",
+    }
+    if kind in OPTION_TYPES:
+        options = question.get("options") or []
+        result["options"] = [option.strip() if isinstance(option, str) else option for option in options]
+    elif kind == "ordinal":
+        scale = question.get("scale") or {}
+        labels: dict[int, str] = {}
+        for point, name in (scale.get("labels") or {}).items():
+            number = parse_int(point)
+            if number is not None and isinstance(name, str) and name.strip():
+                labels.setdefault(number, name.strip())
+        result["scale"] = {
+            "min": scale.get("min"),
+            "max": scale.get("max"),
+            "labels": {str(point): labels[point] for point in sorted(labels)},
+        }
+    return result
+
+
+def normalized_questions(questions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A rubric in its canonical form (`normalized_question` for each question, in order): what a version stores."""
+    return [normalized_question(question) for question in questions]
+
+
+def same_questions(first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether two rubrics mean the same: the one comparison that decides whether a save makes a new version."""
+    return normalized_questions(first) == normalized_questions(second)
 
 
 def _value_errors(question: Mapping[str, Any], value: Any, path: str) -> list[Error]:
@@ -141,9 +234,24 @@ def _value_errors(question: Mapping[str, Any], value: Any, path: str) -> list[Er
     return []
 
 
-def answers_errors(questions: list[dict[str, Any]], answers: Any, *, complete: bool) -> list[Error]:
-    """What is wrong with `answers` (question key -> value) to a valid rubric. `complete`: every question but the
-    text ones must be answered (a submitted review, a resolution); a draft may leave any out."""
+def answers_errors(
+    questions: list[dict[str, Any]],
+    answers: Any,
+    *,
+    complete: bool,
+    message_keys: Mapping[str, str] | None = None,
+) -> list[Error]:
+    """What is wrong with `answers` (question key -> value) to a valid rubric: the one check of answers (reviews,
+    drafts and resolutions, from the API and the pages). Storable first (no NUL, lone surrogate, depth beyond
+    ``MAX_DEPTH`` or string beyond MAX_TEXT), then known questions only, each value of its question's
+    type and range. `complete`: every question but the text ones must be answered (a submitted review, a
+    resolution); a draft may leave any out.
+
+    `message_keys` maps the key of each message on the reviewed path to its role: a question about the messages of
+    a role may then name only those of that role. None skips that check (answers read back without their item)."""
+    found = unstorable(answers, "/answers", max_chars=MAX_TEXT, max_depth=MAX_DEPTH)
+    if found is not None:
+        return [found.as_error()]
     if not isinstance(answers, dict):
         return [_error("/answers", "must be an object from question key to answer")]
     by_key = {question["key"]: question for question in questions}
@@ -151,19 +259,25 @@ def answers_errors(questions: list[dict[str, Any]], answers: Any, *, complete: b
         _error(f"/answers/{_pointer(key)}", "no such question in this rubric") for key in answers if key not in by_key
     ]
     for key, question in by_key.items():
-        path = f"/answers/{key}"
+        path = f"/answers/{_pointer(key)}"
         if key not in answers or answers[key] is None:
             if complete and question["type"] != "text":
                 errors.append(_error(path, "is required"))
             continue
         value = answers[key]
-        if question.get("target", "conversation") == "conversation":
+        target = question.get("target") or "conversation"
+        if target == "conversation":
             errors += _value_errors(question, value, path)
         elif not isinstance(value, dict):
             errors.append(_error(path, "must be an object from message key to answer"))
         else:
+            role = target.removeprefix("role:")
             for message_key, each in value.items():
-                errors += _value_errors(question, each, f"{path}/{_pointer(message_key)}")
+                where = f"{path}/{_pointer(message_key)}"
+                if message_keys is not None and message_keys.get(message_key) != role:
+                    errors.append(_error(where, f"no {role} message with this key on the reviewed path"))
+                else:
+                    errors += _value_errors(question, each, where)
     return errors
 
 

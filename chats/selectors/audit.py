@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.urls import reverse
 
 from chats.diffs import FieldChange, field_changes
+from chats.integers import parse_int
 from chats.models import AUDIT_VERIFIED_ACTION, AuditEvent, Message, Source
 
 
@@ -150,9 +151,10 @@ def _receipt_link(event: AuditEvent) -> Link | None:
 
 
 def _admin_link(text: str, viewname: str, pk: Any, staff: bool) -> Link:
-    if not staff or not str(pk).isdigit():
+    key = parse_int(pk if isinstance(pk, int) else str(pk), minimum=1)
+    if not staff or key is None:
         return Link(text)
-    return Link(text, reverse(viewname, args=[pk]))
+    return Link(text, reverse(viewname, args=[key]))
 
 
 def audit_rows(events: list[AuditEvent], *, staff: bool) -> list[AuditRow]:

@@ -8,8 +8,6 @@ row nor make it skip one.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ from typing import Any
 
 from django.db.models import F, Q, QuerySet
 
+from chats import cursors
 from chats.filters import BoundedCount
 from chats.ingest import canonical as c
 from chats.models import ContextArtifactId, Conversation, Feedback, InjectedArtifact, Message, ReviewStatus, ToolCall
@@ -57,27 +56,20 @@ def conversation_one(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]
 
 
 def encode_cursor(conversation: Conversation) -> str:
-    raw = f"{conversation.last_activity_at.isoformat()}|{conversation.pk}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-# Row ids are bigints: a cursor naming one outside their range names no row.
-MAX_ID = 2**63 - 1
+    """A signed cursor naming ``conversation``'s place in the list (`chats.cursors`)."""
+    return cursors.encode("conversations", [conversation.last_activity_at.isoformat(), conversation.pk])
 
 
 def decode_cursor(cursor: str) -> tuple[dt.datetime, int] | None:
-    """The (moment, id) a cursor of encode_cursor names, or None for anything else: a moment without an offset,
-    one that is not a real instant in UTC (year 1 at +23:59), or an id that is not a row's."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        moment, pk_text = raw.rsplit("|", 1)
-        parsed = dt.datetime.fromisoformat(moment)
-        pk = int(pk_text)
-        if parsed.tzinfo is None or not 0 < pk <= MAX_ID:
-            return None
-        return parsed.astimezone(dt.UTC), pk
-    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
+    """The (moment, id) a cursor of encode_cursor names, or None for anything else: a cursor not given out here,
+    a moment that is not a real instant in UTC (year 1 at +23:59), or an id that is not a row's."""
+    values = cursors.decode(cursor, "conversations")
+    if values is None or len(values) != 2:
         return None
+    moment, pk = cursors.moment(values[0]), cursors.row_id(values[1])
+    if moment is None or pk is None:
+        return None
+    return moment, pk
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,103 +1,104 @@
-"""Reads of datasets: the list with item counts, and their exports streamed batch by batch.
+"""Reads of datasets: the list, and their exports.
 
-The exports read only what the snapshot copied (answers, correction, provenance) besides the conversations
-themselves, so an old dataset exports the same gold answers whatever was resolved since. Each batch of items costs
-a fixed number of queries: the items, then the conversations' rows as `iter_canonical` loads them.
+An export is the dataset's frozen lines (`DatasetLine`, written at publication by chats.services.datasets) in
+order, and nothing else: no conversation, resolution or message is read, so a dataset exports the same bytes
+forever. Before a byte is sent the lines are read once and checked against the SHA-256 kept at publication; a
+mismatch is a `DatasetCorrupted` error (HTTP 500 naming the dataset), never a different file. The lines are read
+by keyset, BATCH_LINES at a time: a fixed number of queries per batch, in constant memory.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
+import logging
 from collections.abc import Iterator
-from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 
-from chats.export import export_conversation, training_record
-from chats.models import Conversation, Dataset, DatasetItem
-from chats.selectors.exports import Branch, Exportable, iter_canonical
+from chats.errors import DomainError
+from chats.models import Dataset, DatasetFormat, DatasetLine, Queue
 
-TRAINING = "training"
-GOLD = "gold"
+TRAINING = DatasetFormat.TRAINING.value
+GOLD = DatasetFormat.GOLD.value
 DATASET_FORMATS = (TRAINING, GOLD)
-BATCH_ITEMS = 100
+BATCH_LINES = 500
+
+logger = logging.getLogger(__name__)
+
+
+class DatasetCorrupted(DomainError):
+    """A published dataset's stored lines no longer give the SHA-256 kept at publication."""
+
+    status_code = 500
+
+
+def line_bytes(text: str) -> bytes:
+    """A frozen line as the export sends it (and as its SHA-256 is taken)."""
+    return (text + "\n").encode()
 
 
 def datasets_list() -> QuerySet[Dataset]:
-    """Every dataset, newest first, with its creator, its queues and its item count (a fixed number of queries)."""
-    return (
-        Dataset.objects.select_related("created_by")
-        .prefetch_related("queues")
-        .annotate(item_count=Count("items", distinct=True))
-        .order_by("-created_at", "-id")
+    """Every dataset, newest first, with its creator and its queues (a fixed number of queries)."""
+    return Dataset.objects.select_related("created_by").prefetch_related("queues").order_by("-created_at", "-id")
+
+
+def queue_datasets(queue: Queue) -> list[Dataset]:
+    """The datasets taken from `queue`, newest first, with their creator (one query)."""
+    return list(Dataset.objects.filter(queues=queue).select_related("created_by").order_by("-created_at", "-id"))
+
+
+def _texts(dataset: Dataset, format: str) -> Iterator[str]:
+    last = -1
+    while True:
+        batch = list(
+            DatasetLine.objects.filter(dataset=dataset, format=format, index__gt=last)
+            .order_by("index")
+            .values_list("index", "text")[:BATCH_LINES]
+        )
+        for index, text in batch:
+            yield text
+            last = index
+        if len(batch) < BATCH_LINES:
+            return
+
+
+def _corrupted(dataset: Dataset, format: str, digest: str, count: int) -> DatasetCorrupted:
+    message = (
+        f"dataset {dataset.pk} ({dataset.name!r}): its {format} export gives SHA-256 {digest} over {count} lines, "
+        f"but {dataset.sha256_of(format)} over {dataset.item_count} was published; it is not sent"
     )
+    logger.error("Dataset export refused: %s", message)
+    return DatasetCorrupted([{"path": "", "message": message}])
 
 
-def dataset_items(dataset: Dataset) -> QuerySet[DatasetItem]:
-    return DatasetItem.objects.filter(dataset=dataset).order_by("id")
+def dataset_digest(dataset: Dataset, format: str) -> tuple[str, int]:
+    """The SHA-256 of the export as the stored lines give it now, and how many lines there are."""
+    digest = hashlib.sha256()
+    count = 0
+    for text in _texts(dataset, format):
+        digest.update(line_bytes(text))
+        count += 1
+    return digest.hexdigest(), count
 
 
 def dataset_lines(dataset: Dataset, format: str) -> Iterator[bytes]:
-    """JSONL of the dataset's items in snapshot order: training records with the lead's correction applied and
-    the provenance as their metadata (`training`), or each conversation in its own format with its gold answers
-    (`gold`)."""
-    branch: Branch = "active" if format == TRAINING else "all"
-    last = 0
-    while True:
-        items = list(dataset_items(dataset).filter(id__gt=last)[:BATCH_ITEMS])
-        if not items:
-            return
-        ids = {item.conversation_id for item in items}
-        loaded = {
-            exportable.conversation.pk: exportable
-            for exportable in iter_canonical(
-                Conversation.objects.filter(pk__in=ids), branch=branch, batch_conversations=BATCH_ITEMS + 1
-            )
-        }
-        for item in items:
-            exportable = loaded[item.conversation_id]
-            line = (
-                _training_line(dataset, item, exportable)
-                if format == TRAINING
-                else _gold_line(dataset, item, exportable)
-            )
-            yield (json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
-        if len(items) < BATCH_ITEMS:
-            return
-        last = items[-1].pk
+    """The dataset's `training` or `gold` JSONL, line by line, as published. Checked before anything is sent
+    (raises DatasetCorrupted); the lines are checked again as they are sent, and a difference then (the rows
+    changed during the export) breaks the stream off instead of finishing a different file."""
+    expected = dataset.sha256_of(format)
+    digest, count = dataset_digest(dataset, format)
+    if digest != expected or count != dataset.item_count:
+        raise _corrupted(dataset, format, digest, count)
+    return _checked_stream(dataset, format, expected)
 
 
-def provenance(dataset: Dataset, item: DatasetItem, exportable: Exportable) -> dict[str, Any]:
-    """Where a line came from: the dataset, the queue, the item, the resolution, the lead and the rubric version."""
-    conversation = exportable.conversation
-    return {
-        "dataset": {"id": dataset.pk, "name": dataset.name},
-        "conversation": str(conversation.uuid),
-        "source": conversation.source.name,
-        "external_id": conversation.external_id,
-        "queue": {"id": item.queue_id, "name": item.queue_name},
-        "item": item.queue_item_id,
-        "resolution": item.resolution_id,
-        "lead": item.lead_username,
-        "rubric_version": item.rubric_version_number,
-        "resolved_at": item.resolved_at.isoformat(),
-    }
-
-
-def _training_line(dataset: Dataset, item: DatasetItem, exportable: Exportable) -> dict[str, Any]:
-    corrections = {item.correction_message_key: item.correction} if item.correction_message_key else {}
-    return training_record(
-        exportable.canonical, corrections=corrections, provenance=provenance(dataset, item, exportable)
-    )
-
-
-def _gold_line(dataset: Dataset, item: DatasetItem, exportable: Exportable) -> dict[str, Any]:
-    conversation = exportable.conversation
-    return {
-        "provenance": provenance(dataset, item, exportable),
-        "answers": item.answers,
-        "correction": item.correction,
-        "correction_message": item.correction_message_key or None,
-        "format": conversation.input_format,
-        "document": export_conversation(exportable.canonical, conversation.input_format).document,
-    }
+def _checked_stream(dataset: Dataset, format: str, expected: str) -> Iterator[bytes]:
+    digest = hashlib.sha256()
+    count = 0
+    for text in _texts(dataset, format):
+        data = line_bytes(text)
+        digest.update(data)
+        count += 1
+        yield data
+    if digest.hexdigest() != expected or count != dataset.item_count:
+        raise _corrupted(dataset, format, digest.hexdigest(), count)

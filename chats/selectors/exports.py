@@ -348,6 +348,7 @@ def _message(row: Message, key_of: dict[int, str], calls: list[ToolCall]) -> c.M
         key=row.key,
         role=row.role,
         parent_key=key_of.get(row.parent_id) if row.parent_id else None,
+        content_key=row.content_key,  # what a review's pinned path is hashed by (chats.review.pinning)
         # The id the message first came with (a node id, a mapping id); a message of a linear history has none.
         input_id=row.aliases[0] if row.aliases else "",
         name=row.name,

@@ -22,9 +22,11 @@ does. This module only writes the plans of a batch at once, in ONE transaction:
 Documents the batch cannot take are stored one by one after it commits, through the row-by-row writer: refused
 documents (so that their receipts are exactly the ordinary ones), a second document for a conversation already
 in the batch (it must be planned against what the first one stored), and a document that lost an ``ON CONFLICT``
-race. If the batch transaction fails for any reason, it is rolled back and every one of its documents takes the
-row-by-row writer, so that "atomic per conversation" holds whatever happens. Any other database than PostgreSQL
-takes the row-by-row writer for everything.
+race. If the batch transaction fails for any reason (one document the database refuses), it is rolled back (to its
+savepoint, inside a worker's transaction) and every one of its documents takes the row-by-row writer, each in its
+own savepoint, where a document that fails again is rejected alone with the reason: "atomic per conversation"
+holds whatever happens, and a bad document costs only itself. The fallback runs only when the batch fails. Any
+other database than PostgreSQL takes the row-by-row writer for everything.
 """
 
 from __future__ import annotations
@@ -83,7 +85,14 @@ from chats.services.plan_writer import (
     plan_rows,
     plans_rewrite_verdicts,
 )
-from chats.services.receipts import Decision, Sender, receipt_payloads_save, receipt_values, receipts_complete
+from chats.services.receipts import (
+    Decision,
+    Sender,
+    receipt_payloads_save,
+    receipt_values,
+    receipts_complete,
+    receipts_queued_again_on_error,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -167,8 +176,9 @@ def _ingest(
         return [conversation_store(sender=sender, prepared=item.prepared) for item in items]
 
     results: dict[int, IngestResult] = {}
+    queued_receipts = [item.prepared.queued for item in items if item.prepared.queued is not None]
     try:
-        with transaction.atomic():
+        with receipts_queued_again_on_error(queued_receipts), transaction.atomic():
             # Held to the commit: a concurrent document of one of these id-less chats waits, then finds it.
             idless_lock([item.prepared for item in items])
             batch, later = _split(source, items)
@@ -176,6 +186,9 @@ def _ingest(
                 results, lost = _write_batch(sender, batch)
                 later.extend(lost)
     except Exception:
+        # One document the database refuses (or any failure) costs the batch, never the request: the batch is
+        # rolled back (to its savepoint, inside a worker's transaction), and each document is stored on its own,
+        # in its own savepoint, where a failure rejects that document alone (see conversation_store).
         logger.exception("bulk ingest: the batch of %d documents failed; storing them one by one", len(items))
         results, later = {}, items
     for item in sorted(later, key=lambda later_item: later_item.index):

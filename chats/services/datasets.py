@@ -1,20 +1,33 @@
-"""Datasets: a lead takes a named snapshot of the gold items (resolutions) of one or more queues. The snapshot
-copies the answers and corrections in one INSERT ... SELECT, so that it is frozen: a later resolution or a later
-snapshot never changes it. Audited like every write."""
+"""Datasets: a lead publishes a named snapshot of the gold items (resolutions) of one or more queues, frozen by
+content. Publishing writes, for every resolved item, its answers, correction and provenance (`DatasetItem`) and
+both export lines of the path its resolution pinned (`DatasetLine`: the training record with the correction
+applied, and the gold line with the conversation's document cut to that path), then keeps each export's SHA-256.
+The export reads only those lines, so it is the same bytes forever: a later resolution, a later snapshot, a
+conversation that grows, branches or is deleted changes nothing in it. Audited like every write."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from chats.errors import InvalidInput, NotAllowed
-from chats.models import Dataset, DatasetItem, Message, Queue, QueueItem, Resolution, RubricVersion
+from chats.export import active_path, export_conversation, training_record
+from chats.ingest import canonical as c
+from chats.models import Conversation, Dataset, DatasetFormat, DatasetItem, DatasetLine, Queue, Resolution
+from chats.review.pinning import path_sha256, path_to
 from chats.roles import person_roles
-from chats.services.audit import audit_record, audited_write
+from chats.selectors.datasets import line_bytes
+from chats.selectors.exports import Exportable, iter_canonical
+from chats.services.audit import Actor, audit_record, audited_write
+
+BATCH_ITEMS = 100
 
 
 def _checked_name(name: Any) -> str:
@@ -25,40 +38,158 @@ def _checked_name(name: Any) -> str:
     return name.strip()
 
 
-def _snapshot_sql(n_queues: int) -> str:
-    """Every resolution of the given queues, copied with its provenance, in queue name and item order. The
-    correction replaces the last visible assistant message of the active path, as it is now. Portable SQL (an
-    `IN` list, not PostgreSQL's `ANY`), so that SQLite runs it too."""
-    queues = ", ".join(["%s"] * n_queues)
-    return f"""
-        INSERT INTO {DatasetItem._meta.db_table} (
-            dataset_id, conversation_id, queue_item_id, queue_id, queue_name, rubric_version_id,
-            rubric_version_number, resolution_id, lead_id, lead_username, answers, correction,
-            correction_message_key, resolved_at, created_at
-        )
-        SELECT %s, qi.conversation_id, qi.id, q.id, q.name, rv.id, rv.version, r.id, r.lead_id, u.username,
-            r.answers, r.correction,
-            CASE WHEN r.correction = '' THEN '' ELSE COALESCE((
-                SELECT m.key FROM {Message._meta.db_table} m
-                WHERE m.conversation_id = qi.conversation_id AND m.on_active_path AND NOT m.hidden
-                    AND m.role = 'assistant'
-                ORDER BY m.depth DESC, m.position DESC LIMIT 1
-            ), '') END,
-            r.created_at, %s
-        FROM {Resolution._meta.db_table} r
-        JOIN {QueueItem._meta.db_table} qi ON qi.id = r.item_id
-        JOIN {Queue._meta.db_table} q ON q.id = qi.queue_id
-        JOIN {RubricVersion._meta.db_table} rv ON rv.id = r.rubric_version_id
-        JOIN {User._meta.db_table} u ON u.id = r.lead_id
-        WHERE qi.queue_id IN ({queues})
-        ORDER BY q.name, qi.created_at, qi.id
-    """
+def _line_text(line: dict[str, Any]) -> str:
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _provenance(dataset: Dataset, item: DatasetItem, conversation: Conversation) -> dict[str, Any]:
+    """Where a line came from: the dataset, the conversation, the queue, the item, the resolution, the lead, the
+    rubric version, and the path judged (its last message and SHA-256)."""
+    return {
+        "dataset": {"id": dataset.pk, "name": dataset.name},
+        "conversation": str(conversation.uuid),
+        "source": conversation.source.name,
+        "external_id": conversation.external_id,
+        "queue": {"id": item.queue_id, "name": item.queue_name},
+        "item": item.queue_item_id,
+        "resolution": item.resolution_id,
+        "lead": item.lead_username,
+        "rubric_version": item.rubric_version_number,
+        "resolved_at": item.resolved_at.isoformat(),
+        "reviewed_leaf": item.pinned_leaf_key,
+        "path_sha256": item.pinned_path_sha256,
+    }
+
+
+def _cut_to_path(conversation: c.Conversation, path: list[c.Message]) -> c.Conversation:
+    """The conversation with the messages of `path` only (and the artifacts and feedback on them), ending there."""
+    keys = {message.key for message in path}
+    return dataclasses.replace(
+        conversation,
+        messages=list(path),
+        active_leaf_key=path[-1].key,
+        artifacts=[artifact for artifact in conversation.artifacts if artifact.message_key in keys],
+        feedback=[f for f in conversation.feedback if f.message_key is None or f.message_key in keys],
+    )
+
+
+def _settle(item: DatasetItem, exportable: Exportable, *, new: bool) -> c.Conversation:
+    """The conversation cut to the item's pinned path. A new item gets its path's SHA-256 (checked against the
+    resolution's) and the message its correction replaces (the last visible assistant message of the path); an
+    item without a pin (taken before reviews pinned paths) is exported on the active path."""
+    canonical = exportable.canonical
+    leaf_key = item.pinned_leaf_key or (active_path(canonical)[-1].key if canonical.messages else "")
+    path = path_to(canonical.messages, leaf_key)
+    digest = path_sha256(path)
+    if not path or (item.pinned_path_sha256 and item.pinned_path_sha256 != digest):
+        # Messages are never edited or deleted one by one, so a reviewed path cannot change; refuse if it did.
+        problem = "has no reviewed path" if not path else "has a reviewed path whose content changed since review"
+        raise InvalidInput([{"path": "/queues", "message": f"item {item.queue_item_id} {problem}"}])
+    if new:
+        item.pinned_leaf_key, item.pinned_path_sha256 = leaf_key, digest
+        if item.correction:
+            answers = [m for m in path if m.role == "assistant" and not m.hidden]
+            item.correction_message_key = answers[-1].key if answers else ""
+    return _cut_to_path(canonical, path)
+
+
+def _lines(dataset: Dataset, item: DatasetItem, exportable: Exportable, frozen: c.Conversation) -> dict[str, str]:
+    conversation = exportable.conversation
+    provenance = _provenance(dataset, item, conversation)
+    corrections = {item.correction_message_key: item.correction} if item.correction_message_key else {}
+    gold = {
+        "provenance": provenance,
+        "answers": item.answers,
+        "correction": item.correction,
+        "correction_message": item.correction_message_key or None,
+        "format": conversation.input_format,
+        "document": export_conversation(frozen, conversation.input_format).document,
+    }
+    return {
+        DatasetFormat.TRAINING: _line_text(training_record(frozen, corrections=corrections, provenance=provenance)),
+        DatasetFormat.GOLD: _line_text(gold),
+    }
+
+
+class _Freezer:
+    """Writes a dataset's lines batch by batch, in item order, and sums up each export's SHA-256."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self.count = 0
+        self.hashes = {format: hashlib.sha256() for format in DatasetFormat.values}
+
+    def loaded(self, items: Sequence[DatasetItem]) -> dict[int, Exportable]:
+        """The items' conversations, whole trees, as the exporters take them (a fixed number of queries)."""
+        ids = {item.conversation_id for item in items}
+        conversations = Conversation.objects.filter(pk__in=ids)
+        return {
+            e.conversation.pk: e for e in iter_canonical(conversations, branch="all", batch_conversations=len(ids) + 1)
+        }
+
+    def add(self, items: Sequence[DatasetItem], *, new: bool) -> None:
+        loaded = self.loaded(items)
+        settled = [(item, _settle(item, loaded[item.conversation_id], new=new)) for item in items]
+        if new:
+            DatasetItem.objects.bulk_create([item for item, _ in settled])
+        rows = []
+        for item, frozen in settled:
+            exportable = loaded[item.conversation_id]
+            for format, text in _lines(self.dataset, item, exportable, frozen).items():
+                self.hashes[format].update(line_bytes(text))
+                rows.append(
+                    DatasetLine(
+                        dataset=self.dataset,
+                        format=format,
+                        index=self.count,
+                        conversation_uuid=exportable.conversation.uuid,
+                        text=text,
+                    )
+                )
+            self.count += 1
+        DatasetLine.objects.bulk_create(rows)
+
+    def finish(self) -> None:
+        """Keep the item count and both exports' SHA-256 on the dataset."""
+        self.dataset.item_count = self.count
+        self.dataset.training_sha256 = self.hashes[DatasetFormat.TRAINING].hexdigest()
+        self.dataset.gold_sha256 = self.hashes[DatasetFormat.GOLD].hexdigest()
+        self.dataset.save(update_fields=["item_count", "training_sha256", "gold_sha256"])
+
+
+def _resolutions(queue_ids: list[int]) -> QuerySet[Resolution]:
+    return Resolution.objects.filter(item__queue_id__in=queue_ids).select_related(
+        "item__queue", "rubric_version", "lead"
+    )
+
+
+def _item_of(dataset: Dataset, resolution: Resolution, now: Any) -> DatasetItem:
+    queue_item = resolution.item
+    return DatasetItem(
+        dataset=dataset,
+        conversation_id=resolution.conversation_id,
+        queue_item=queue_item,
+        queue=queue_item.queue,
+        queue_name=queue_item.queue.name,
+        rubric_version=resolution.rubric_version,
+        rubric_version_number=resolution.rubric_version.version,
+        resolution_id=resolution.pk,
+        lead=resolution.lead,
+        lead_username=resolution.lead.get_username(),
+        answers=resolution.answers,
+        correction=resolution.correction,
+        pinned_leaf_key=resolution.pinned_leaf_key,
+        pinned_path_sha256=resolution.pinned_path_sha256,
+        resolved_at=resolution.created_at,
+        created_at=now,
+    )
 
 
 @audited_write
 def dataset_snapshot_create(*, actor: User, name: str, queues: Sequence[Queue], description: str = "") -> Dataset:
-    """A new dataset of every resolved item of `queues`, as resolved now. Leads only; refused when the name is
-    taken or when the queues have no resolved item."""
+    """A new dataset of every resolved item of `queues` (in queue name and item order), frozen by content: each
+    item on the path its resolution pinned, as resolved now. Leads only; refused when the name is taken or when the
+    queues have no resolved item."""
     if not person_roles(actor).can_lead:
         raise NotAllowed("Only leads take dataset snapshots.")
     name = _checked_name(name)
@@ -67,14 +198,22 @@ def dataset_snapshot_create(*, actor: User, name: str, queues: Sequence[Queue], 
     queue_ids = sorted({queue.pk for queue in queues})
     if not queue_ids:
         raise InvalidInput([{"path": "/queues", "message": "name at least one queue"}])
+    order = list(
+        _resolutions(queue_ids)
+        .order_by("item__queue__name", "item__created_at", "item_id")
+        .values_list("pk", flat=True)
+    )
+    if not order:
+        raise InvalidInput([{"path": "/queues", "message": "these queues have no resolved item: nothing to snapshot"}])
     now = timezone.now()
     dataset = Dataset.objects.create(name=name, description=description, created_by=actor, created_at=now)
     dataset.queues.set(queue_ids)
-    with connection.cursor() as cursor:
-        cursor.execute(_snapshot_sql(len(queue_ids)), [dataset.pk, now, *queue_ids])
-        count = cursor.rowcount
-    if count == 0:
-        raise InvalidInput([{"path": "/queues", "message": "these queues have no resolved item: nothing to snapshot"}])
+    freezer = _Freezer(dataset)
+    for start in range(0, len(order), BATCH_ITEMS):
+        batch = order[start : start + BATCH_ITEMS]
+        found = _resolutions(queue_ids).in_bulk(batch)
+        freezer.add([_item_of(dataset, found[pk], now) for pk in batch], new=True)
+    freezer.finish()
     audit_record(
         actor=actor,
         action="dataset.created",
@@ -84,7 +223,36 @@ def dataset_snapshot_create(*, actor: User, name: str, queues: Sequence[Queue], 
             "name": name,
             "description": description,
             "queues": sorted(Queue.objects.filter(pk__in=queue_ids).values_list("name", flat=True)),
-            "items": count,
+            "items": freezer.count,
+            "training_sha256": dataset.training_sha256,
+            "gold_sha256": dataset.gold_sha256,
         },
     )
     return dataset
+
+
+@audited_write
+def dataset_freeze_unfrozen(*, actor: Actor) -> int:
+    """Freeze the datasets taken before datasets were frozen by content (no lines, no SHA-256 yet): their items'
+    conversations as they are now, on the active path. Run once by the migration that added the lines; each
+    dataset frozen is recorded (`dataset.frozen`, with its SHA-256). How many datasets it froze."""
+    frozen = 0
+    for dataset in Dataset.objects.filter(training_sha256="").order_by("id"):
+        freezer = _Freezer(dataset)
+        items = list(DatasetItem.objects.filter(dataset=dataset).order_by("id"))
+        for start in range(0, len(items), BATCH_ITEMS):
+            freezer.add(items[start : start + BATCH_ITEMS], new=False)
+        freezer.finish()
+        audit_record(
+            actor=actor,
+            action="dataset.frozen",
+            target_type="dataset",
+            target_id=dataset.pk,
+            after={
+                "items": freezer.count,
+                "training_sha256": dataset.training_sha256,
+                "gold_sha256": dataset.gold_sha256,
+            },
+        )
+        frozen += 1
+    return frozen

@@ -17,6 +17,7 @@ from chats.models import ApiKey, ExportJob, Source
 from chats.selectors.exports import BULK_EXPORT_FORMATS, bulk_export, filters_query
 from chats.services.audit import Actor, audit_record, audited_write
 from chats.services.exports import export_record
+from chats.storable import pointer_token
 
 
 def _checked_filters(data: Any) -> dict[str, list[str]]:
@@ -27,7 +28,7 @@ def _checked_filters(data: Any) -> dict[str, list[str]]:
     for name, value in data.items():
         values = [value] if isinstance(value, str) else value
         if name not in ExportFilter.base_filters:
-            errors.append({"path": f"/filters/{name}", "message": "not a filter of the export"})
+            errors.append({"path": f"/filters/{pointer_token(name)}", "message": "not a filter of the export"})
         elif not isinstance(values, list) or not all(isinstance(item, str) for item in values):
             errors.append({"path": f"/filters/{name}", "message": "must be a string (or a list of strings)"})
         elif values := [item for item in values if item != ""]:

@@ -13,12 +13,20 @@ from django.utils import timezone
 from chats.errors import InvalidInput, NotAllowed
 from chats.models import Conversation, Feedback, FeedbackLabel, FeedbackOrigin, Label, Message
 from chats.services.audit import audit_record, audited_write
+from chats.storable import unstorable
 
 
 def _feedback_validate(
     *, message: Message | None, score: int | None, correction: str, labels: Iterable[Label], comment: str
 ) -> None:
-    errors = []
+    # Text the reviewer typed crosses the one storable-value boundary (NUL, lone surrogates, size), named by field.
+    errors = [
+        found.as_error()
+        for field, text in (("comment", comment), ("correction", correction))
+        if (found := unstorable(text, f"/{field}")) is not None
+    ]
+    if errors:
+        raise InvalidInput(errors)
     if score is not None and score not in (-1, 0, 1):
         errors.append({"path": "/score", "message": "must be -1, 0 or 1"})
     if correction and (message is None or message.role != "assistant"):

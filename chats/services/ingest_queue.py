@@ -12,12 +12,19 @@ still `queued` and then stores their documents: a worker killed mid-chunk leaves
 the outcomes of that chunk, and the task delivered again (or resent by `queued_receipts_requeue`) skips the
 receipts that are no longer queued. Two workers given the same receipts at once take turns on the lock, and the
 second finds them done.
+
+No receipt stays queued forever. A document that fails for a reason that cannot heal (a value the database
+refuses, a trigger's error) is rejected alone, in its own savepoint, with the reason; the chunk's other documents
+are stored. A transient failure (the database restarting, a connection dropped) rolls the chunk back and the task
+retries with backoff, up to a bound; then `queued_receipts_fail` gives what is still queued a final `rejected`
+outcome saying so (`chats.tasks.ingest`).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 
@@ -29,6 +36,7 @@ from chats import jsonio
 from chats.models import ApiKey, IngestionReceipt, Outcome, ReceiptPayload, Source
 from chats.services.audit import audited_write
 from chats.services.bulk_writer import conversations_ingest_bulk
+from chats.services.ingestion import TRANSIENT_ERRORS, failure_issue
 from chats.services.receipts import receipt_payloads_save
 
 logger = logging.getLogger(__name__)
@@ -78,9 +86,45 @@ def queued_send(receipt_ids: Sequence[int]) -> None:
 
 def queued_receipts_ingest(*, receipt_ids: Sequence[int]) -> int:
     """Apply the documents of these receipts that are still queued, in chunks of QUEUED_CHUNK, one transaction
-    each; the others are skipped. How many were applied."""
+    each; the others are skipped. How many were applied (stored or rejected).
+
+    Each document is stored in its own savepoint when its batch fails (see `conversations_ingest_bulk`), and one the
+    database refuses is rejected alone. Should a chunk fail all the same (an error outside any document's writing),
+    its receipts are applied one by one, each in its own transaction, and one that fails alone is rejected with the
+    reason (`queued_receipts_fail`): a poison document never keeps the others, or itself, queued. A transient
+    database error (TRANSIENT_ERRORS) is raised instead, for the task to retry."""
     ids = sorted(set(receipt_ids))
-    return sum(_apply_chunk(ids[start : start + QUEUED_CHUNK]) for start in range(0, len(ids), QUEUED_CHUNK))
+    applied = 0
+    for start in range(0, len(ids), QUEUED_CHUNK):
+        chunk = ids[start : start + QUEUED_CHUNK]
+        try:
+            applied += _apply_chunk(chunk)
+        except TRANSIENT_ERRORS:
+            raise
+        except Exception:
+            logger.exception("ingest worker: a chunk of %d receipts failed; applying them one by one", len(chunk))
+            applied += sum(_apply_alone(receipt_id) for receipt_id in chunk)
+    return applied
+
+
+def _apply_alone(receipt_id: int) -> int:
+    try:
+        return _apply_chunk([receipt_id])
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as error:
+        logger.exception("ingest worker: receipt %d cannot be applied; it is rejected", receipt_id)
+        return queued_receipts_fail(receipt_ids=[receipt_id], errors=[failure_issue(error).as_dict()])
+
+
+@audited_write
+def queued_receipts_fail(*, receipt_ids: Sequence[int], errors: list[dict[str, str]]) -> int:
+    """Give the receipts among these that are still queued a final outcome, `rejected` with `errors` (a document
+    that cannot be applied, or the worker's retries exhausted): nothing of them was stored, and their payloads
+    keep the bytes to send again. How many."""
+    return IngestionReceipt.objects.filter(pk__in=receipt_ids, outcome=Outcome.QUEUED).update(
+        outcome=Outcome.REJECTED, errors=errors
+    )
 
 
 @audited_write
@@ -125,18 +169,25 @@ def _decode(content: bytes) -> object:
         return jsonio.loads(content.decode("utf-8", errors="surrogatepass"))
 
 
-def queued_receipts_requeue(*, older_than: timedelta) -> int:
+def queued_receipts_requeue(
+    *, older_than: timedelta, source: Source | None = None, receipt_uuids: Sequence[uuid.UUID] = ()
+) -> int:
     """Send the task again for every receipt still queued that was received more than `older_than` ago (its
-    message lost with a broker, or its task failed); how many. Safe to run at any time: the task skips what is
-    done, and a receipt that two tasks name is applied once."""
-    cutoff = timezone.now() - older_than
-    ids = list(
-        IngestionReceipt.objects.filter(outcome=Outcome.QUEUED, created_at__lt=cutoff)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    for batch in itertools.batched(ids, settings.MASTERBRAIN_MAX_BULK_ITEMS):
-        queued_send(batch)
-    if ids:
-        logger.info("requeue_ingest: sent %d receipts queued since before %s again", len(ids), cutoff.isoformat())
-    return len(ids)
+    message lost with a broker, or its task failed); how many. `source`: only that source's; `receipt_uuids`: only
+    these receipts, however recent. Each task names one source's receipts, so that one source's document never
+    waits on another's. Safe to run at any time: the task skips what is done, and a receipt that two tasks name is
+    applied once."""
+    queued = IngestionReceipt.objects.filter(outcome=Outcome.QUEUED)
+    if receipt_uuids:
+        queued = queued.filter(uuid__in=receipt_uuids)
+    else:
+        queued = queued.filter(created_at__lt=timezone.now() - older_than)
+    if source is not None:
+        queued = queued.filter(source=source)
+    rows = list(queued.order_by("source_id", "pk").values_list("source_id", "pk"))
+    for _, run in itertools.groupby(rows, key=lambda row: row[0]):
+        for batch in itertools.batched((pk for _, pk in run), settings.MASTERBRAIN_MAX_BULK_ITEMS):
+            queued_send(batch)
+    if rows:
+        logger.info("requeue_ingest: sent %d queued receipts again", len(rows))
+    return len(rows)

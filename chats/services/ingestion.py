@@ -6,16 +6,21 @@ of what is stored (`stored_snapshots`) -> `planner.plan_document` (the one place
 `conversation_store` carries one plan out row by row (`plan_writer.write_plan`); `bulk_writer` carries a batch of
 plans out by COPY. Both write the rows from the same row builders (`plan_writer`), and both then apply the queue
 rules (`queue_rules.rules_apply`) to the conversations they created or changed, in the same transaction.
+
+A document that fails while it is written (a value the database refuses, a trigger, any error that sending it
+again would not heal) is rejected alone by `conversation_store`, in its own savepoint, with the reason
+(`failure_issue`); only a transient database error (`TRANSIENT_ERRORS`) is raised, for the caller to retry.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid as uuid_module
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -37,8 +42,10 @@ from chats.services.audit import Actor, SourceActor, audit_event, audit_insert, 
 from chats.services.documents import Prepared, document_prepare
 from chats.services.plan_writer import write_plan
 from chats.services.queue_rules import rules_apply
-from chats.services.receipts import Decision, Sender, receipt_create
+from chats.services.receipts import Decision, Sender, receipt_create, receipts_queued_again_on_error
 from chats.services.search import search_index_soon
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -86,8 +93,9 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
     if prepared.parsed is None:
         return reject(sender, prepared, prepared.errors)
     parsed = prepared.parsed
+    queued = [prepared.queued] if prepared.queued is not None else []
     try:
-        with transaction.atomic():
+        with receipts_queued_again_on_error(queued), transaction.atomic():
             plan, conversation = _plan_and_write(sender.source, prepared)
             warnings = [w.as_dict() for w in parsed.warnings] + plan.warnings
             receipt = receipt_create(
@@ -110,6 +118,13 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
         # What the planner checks, a constraint refused (a digest collision crafted into one document's ids, or a
         # race lost twice): the document is refused whole, and can be sent again.
         return reject(sender, prepared, [c.Issue("", "the document conflicts with what is stored; nothing was stored")])
+    except TRANSIENT_ERRORS:
+        raise  # the database, not the document: the caller tries again (a worker's task retries)
+    except Exception as error:
+        # The document's own failure, which sending it again would not heal (PostgreSQL refused one of its values,
+        # or a trigger did): it alone is rejected, its receipt says why, and the bytes stay in its payload.
+        logger.exception("ingest: storing one document failed; it is rejected")
+        return reject(sender, prepared, [failure_issue(error)])
     return IngestResult(
         outcome=plan.outcome,
         format=parsed.format,
@@ -119,6 +134,25 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
         warnings=warnings,
         messages_added=plan.messages_added,
     )
+
+
+# Failures that can heal: the server restarting, a connection dropped, a deadlock or a serialization failure (both
+# OperationalError). The work is tried again (a worker's task retries with backoff, up to a bound). Any other
+# error while one document is written is that document's own: it is rejected with the reason.
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
+
+_REASON_CHARS = 300
+
+
+def failure_issue(error: BaseException) -> c.Issue:
+    """Why one document could not be stored, for its receipt: the kind of error and PostgreSQL's primary message
+    (never its detail or context, which quote other rows), as storable text."""
+    cause = error.__cause__ if isinstance(error, DatabaseError) and error.__cause__ is not None else error
+    diag = getattr(cause, "diag", None)
+    message = getattr(diag, "message_primary", None) or str(cause).split("\n", 1)[0]
+    shown = message.replace("\x00", "\\u0000").encode(errors="backslashreplace").decode()[:_REASON_CHARS]
+    what = "the database refused the document" if isinstance(error, DatabaseError) else "storing the document failed"
+    return c.Issue("", f"{what} ({type(error).__name__}: {shown}); nothing of it was stored")
 
 
 def reject(sender: Sender, prepared: Prepared, errors: Sequence[c.Issue]) -> IngestResult:

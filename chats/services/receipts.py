@@ -7,8 +7,9 @@ copy. `receipt_payloads_prune` removes the payloads of old receipts and keeps th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -114,6 +115,21 @@ _DECIDED = {
     "conversation_id": "conversation",
     **{name: name for name in ("external_id", "input_format", "outcome", "messages_added", "warnings", "errors")},
 }
+
+
+@contextlib.contextmanager
+def receipts_queued_again_on_error(receipts: Iterable[IngestionReceipt]) -> Iterator[None]:
+    """A block that completes queued receipts (`receipts_complete`) in a transaction that may then fail: when it
+    raises, the receipts' instances are `queued` again, as their rolled-back rows are, so that each document can
+    be stored on its own after it (the bulk writer's fallback)."""
+    saved = [(receipt, {column: getattr(receipt, column) for column in _DECIDED}) for receipt in receipts]
+    try:
+        yield
+    except BaseException:
+        for receipt, values in saved:
+            for column, value in values.items():
+                setattr(receipt, column, value)
+        raise
 
 
 def receipts_complete(completed: Sequence[tuple[IngestionReceipt, dict[str, Any]]]) -> list[IngestionReceipt]:

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from chats.errors import InvalidInput, NotAllowed
 from chats.models import (
+    MAX_LEASE_MINUTES,
     MAX_REVIEWS_PER_ITEM,
     Conversation,
     Lease,
@@ -27,9 +28,11 @@ from chats.models import (
     ReviewStatus,
     RubricVersion,
 )
-from chats.review.rubric import answers_errors, rubric_errors
+from chats.review.rubric import answers_errors, normalized_questions, rubric_errors, same_questions
+from chats.selectors.pinning import Pin, active_path_pin, resolution_pin, review_pin
 from chats.selectors.review import current_rubric
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
+from chats.storable import check
 
 
 @audited_write
@@ -55,16 +58,24 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
 
 # --- Team review: queues, rubrics, items, leases, reviews and resolutions ---------------------------------------
 
-LEASE_DURATION = timedelta(minutes=30)
-ASSIGNMENT_DURATION = timedelta(hours=24)
+LEASE_DURATION = timedelta(minutes=30)  # the default of a queue's lease_minutes
+ASSIGNMENT_DURATION = timedelta(hours=24)  # a lead's assignment, unless the queue's leases are longer
 ADD_BATCH = 2000
 
 
 def _checked_rubric(questions: Any) -> list[dict[str, Any]]:
+    """The questions in the canonical form a version stores (chats.review.rubric.normalized_questions)."""
     errors = rubric_errors(questions)
     if errors:
         raise InvalidInput(errors)
-    return cast(list[dict[str, Any]], questions)
+    return normalized_questions(questions)
+
+
+def _checked_instructions(instructions: Any) -> str:
+    if not isinstance(instructions, str):
+        raise InvalidInput([{"path": "/instructions", "message": "must be a string"}])
+    check(instructions, "/instructions")
+    return instructions
 
 
 def _checked_reviews_per_item(value: Any) -> int:
@@ -76,6 +87,7 @@ def _checked_reviews_per_item(value: Any) -> int:
 def _checked_name(name: Any, queue: Queue | None = None) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise InvalidInput([{"path": "/name", "message": "must be a non-empty string of at most 200 characters"}])
+    check(name, "/name")
     taken = Queue.objects.filter(name=name.strip())
     if queue is not None:
         taken = taken.exclude(pk=queue.pk)
@@ -106,13 +118,14 @@ def queue_create(
     members: Iterable[User] = (),
 ) -> Queue:
     """A new queue with its rubric's first version."""
+    checked = _checked_rubric(questions)
     queue = Queue.objects.create(
         name=_checked_name(name),
-        instructions=instructions,
+        instructions=_checked_instructions(instructions),
         reviews_per_item=_checked_reviews_per_item(reviews_per_item),
         created_by=actor,
     )
-    rubric = RubricVersion.objects.create(queue=queue, version=1, questions=_checked_rubric(questions))
+    rubric = RubricVersion.objects.create(queue=queue, version=1, questions=checked)
     queue.members.set(list(members))
     audit_record(
         actor=actor, action="queue.created", target_type="queue", target_id=queue.pk, after=_queue_state(queue, rubric)
@@ -131,24 +144,24 @@ def queue_update(
     questions: list[dict[str, Any]] | None = None,
     members: Iterable[User] | None = None,
 ) -> bool:
-    """Change what is given. A changed rubric with reviews under its current version becomes a new version (the
-    reviews keep theirs); without reviews, the current version is changed. Whether anything changed."""
+    """Change what is given. Questions that differ in meaning from the current version's (`same_questions`: the
+    canonical forms differ) become a new version; the same questions, however spelled, change nothing. A version is
+    never changed once written: reviews, drafts and resolutions keep the one they were given under. Whether
+    anything changed."""
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     rubric = current_rubric(queue)
     before = _queue_state(queue, rubric)
     if name is not None:
         queue.name = _checked_name(name, queue)
     if instructions is not None:
-        queue.instructions = instructions
+        queue.instructions = _checked_instructions(instructions)
     if reviews_per_item is not None:
         queue.reviews_per_item = _checked_reviews_per_item(reviews_per_item)
     queue.save(update_fields=["name", "instructions", "reviews_per_item"])
-    if questions is not None and _checked_rubric(questions) != rubric.questions:
-        if rubric.reviews.exists() or rubric.resolutions.exists():
-            rubric = RubricVersion.objects.create(queue=queue, version=rubric.version + 1, questions=questions)
-        else:
-            rubric.questions = questions
-            rubric.save(update_fields=["questions"])
+    if questions is not None:
+        checked = _checked_rubric(questions)
+        if not same_questions(checked, rubric.questions):
+            rubric = RubricVersion.objects.create(queue=queue, version=rubric.version + 1, questions=checked)
     if members is not None:
         queue.members.set(list(members))
     after = _queue_state(queue, rubric)
@@ -213,8 +226,12 @@ def _free_slots(item: QueueItem, reviewer: User, now: datetime) -> int:
 
 
 def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, action: str) -> Lease:
+    pin = active_path_pin(item.conversation_id)  # the path handed out: the active one now
     lease, _ = Lease.objects.update_or_create(
-        conversation_id=item.conversation_id, item=item, reviewer=reviewer, defaults={"expires_at": until}
+        conversation_id=item.conversation_id,
+        item=item,
+        reviewer=reviewer,
+        defaults={"expires_at": until, **pin.fields()},
     )
     audit_record(
         actor=actor,
@@ -227,6 +244,39 @@ def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, act
     return lease
 
 
+def _lease_duration(queue: Queue) -> timedelta:
+    """How long "next item" holds an item of `queue` for its reviewer."""
+    return timedelta(minutes=queue.lease_minutes)
+
+
+def _checked_lease_minutes(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LEASE_MINUTES:
+        raise InvalidInput([{"path": "/lease_minutes", "message": f"must be from 1 to {MAX_LEASE_MINUTES}"}])
+    return value
+
+
+@audited_write
+def queue_set_lease_minutes(*, actor: User, queue: Queue, lease_minutes: int) -> bool:
+    """Change how long "next item" holds an item of `queue` (leases already given keep their expiry). Whether it
+    changed."""
+    minutes = _checked_lease_minutes(lease_minutes)
+    queue = Queue.objects.select_for_update().get(pk=queue.pk)
+    before = queue.lease_minutes
+    if before == minutes:
+        return False
+    queue.lease_minutes = minutes
+    queue.save(update_fields=["lease_minutes"])
+    audit_record(
+        actor=actor,
+        action="queue.updated",
+        target_type="queue",
+        target_id=queue.pk,
+        before={"lease_minutes": before},
+        after={"lease_minutes": minutes},
+    )
+    return True
+
+
 def _ensure_member(queue: Queue, reviewer: User) -> None:
     if not queue.members.filter(pk=reviewer.pk).exists():
         raise NotAllowed(f"{reviewer.get_username()} is not a member of the queue {queue.name!r}.")
@@ -234,7 +284,7 @@ def _ensure_member(queue: Queue, reviewer: User) -> None:
 
 @audited_write
 def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
-    """The item `reviewer` should review next in `queue`, held for them for LEASE_DURATION: the one they hold
+    """The item `reviewer` should review next in `queue`, held for them for the queue's lease_minutes: the one they hold
     already, or else the oldest that still needs reviews (submitted reviews and others' unexpired leases take its
     slots) and that they have not reviewed. None when there is none.
 
@@ -245,7 +295,7 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
     _ensure_member(queue, reviewer)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     now = timezone.now()
-    until = now + LEASE_DURATION
+    until = now + _lease_duration(queue)
     held = (
         QueueItem.objects.filter(queue=queue, leases__reviewer=reviewer, leases__expires_at__gt=now)
         .exclude(reviews__reviewer=reviewer, reviews__state=ReviewState.SUBMITTED)
@@ -270,11 +320,12 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
 
 @audited_write
 def item_assign(*, actor: User, item: QueueItem, reviewer: User) -> Lease:
-    """A lead hands an item to a member of its queue: a lease for ASSIGNMENT_DURATION, even over the item's slots."""
+    """A lead hands an item to a member of its queue: a lease for ASSIGNMENT_DURATION (or the queue's lease_minutes
+    when longer), even over the item's slots."""
     _ensure_member(item.queue, reviewer)
     if item.reviews.filter(reviewer=reviewer, state=ReviewState.SUBMITTED).exists():
         raise InvalidInput([{"path": "/reviewer", "message": "has already reviewed this item"}])
-    until = timezone.now() + ASSIGNMENT_DURATION
+    until = timezone.now() + max(ASSIGNMENT_DURATION, _lease_duration(item.queue))
     return _lease(actor=actor, item=item, reviewer=reviewer, until=until, action="queue_item.assigned")
 
 
@@ -299,9 +350,11 @@ def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) 
     return len(holders)
 
 
-def _review_answers(item: QueueItem, answers: Any, *, complete: bool) -> tuple[RubricVersion, dict[str, Any]]:
+def _review_answers(item: QueueItem, answers: Any, *, complete: bool, pin: Pin) -> tuple[RubricVersion, dict[str, Any]]:
+    """`answers` checked against the queue's current rubric and the path the answer is about, `pin`
+    (answers_errors: the one validator of reviews, drafts and resolutions)."""
     rubric = current_rubric(item.queue)
-    errors = answers_errors(rubric.questions, answers, complete=complete)
+    errors = answers_errors(rubric.questions, answers, complete=complete, message_keys=pin.message_roles)
     if errors:
         raise InvalidInput(errors)
     return rubric, cast(dict[str, Any], answers)
@@ -311,7 +364,8 @@ def _review_answers(item: QueueItem, answers: Any, *, complete: bool) -> tuple[R
 def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -> Review:
     """Save `reviewer`'s answers so far (any subset) as a draft, under the queue's current rubric."""
     _ensure_member(item.queue, reviewer)
-    rubric, answers = _review_answers(item, answers, complete=False)
+    pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
+    rubric, answers = _review_answers(item, answers, complete=False, pin=pin)
     # The lock review_submit and item_lease_next take, first: saves of one review sent together (quick key
     # presses) wait for each other instead of both inserting it.
     Queue.objects.select_for_update().filter(pk=item.queue_id).first()
@@ -320,11 +374,17 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any
         raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])
     if review is None:
         review = Review.objects.create(
-            conversation_id=item.conversation_id, item=item, reviewer=reviewer, rubric_version=rubric, answers=answers
+            conversation_id=item.conversation_id,
+            item=item,
+            reviewer=reviewer,
+            rubric_version=rubric,
+            answers=answers,
+            **pin.fields(),
         )
     else:
         review.rubric_version, review.answers, review.updated_at = rubric, answers, timezone.now()
-        review.save(update_fields=["rubric_version", "answers", "updated_at"])
+        review.pinned_leaf_key, review.pinned_path_sha256 = pin.leaf_key, pin.path_sha256
+        review.save(update_fields=["rubric_version", "answers", "updated_at", *pin.fields()])
     audit_record(
         actor=reviewer,
         action="review.draft_saved",
@@ -341,7 +401,8 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
     """Submit `reviewer`'s review of `item`, once: every question but the text ones answered. The reviewer must
     hold the item, or the item must still have a free slot."""
     _ensure_member(item.queue, reviewer)
-    rubric, answers = _review_answers(item, answers, complete=True)
+    pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
+    rubric, answers = _review_answers(item, answers, complete=True, pin=pin)
     Queue.objects.select_for_update().filter(pk=item.queue_id).first()  # the lock item_lease_next takes
     item = QueueItem.objects.select_related("queue").get(pk=item.pk)
     now = timezone.now()
@@ -351,7 +412,13 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
     holds = Lease.objects.filter(item=item, reviewer=reviewer, expires_at__gt=now).exists()
     if not holds and _free_slots(item, reviewer, now) <= 0:
         raise InvalidInput([{"path": "/item", "message": "this item has all the reviews it needs"}])
-    values = {"rubric_version": rubric, "answers": answers, "state": ReviewState.SUBMITTED, "submitted_at": now}
+    values = {
+        "rubric_version": rubric,
+        "answers": answers,
+        "state": ReviewState.SUBMITTED,
+        "submitted_at": now,
+        **pin.fields(),
+    }
     if review is None:
         review = Review.objects.create(conversation_id=item.conversation_id, item=item, reviewer=reviewer, **values)
     else:
@@ -375,22 +442,26 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
 @audited_write
 def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], correction: str = "") -> Resolution:
     """A lead's gold answer for `item` (every question but the text ones), and the final correction; a later
-    resolution replaces it, with the previous answers in the event."""
-    rubric, answers = _review_answers(item, answers, complete=True)
+    resolution replaces it (a new row: a resolution is never changed in place), with the previous answers in the
+    event."""
+    pin = resolution_pin(item)
+    rubric, answers = _review_answers(item, answers, complete=True, pin=pin)
     if not isinstance(correction, str):
         raise InvalidInput([{"path": "/correction", "message": "must be a string"}])
+    check(correction, "/correction")
     existing = Resolution.objects.select_for_update().filter(item=item).first()
     before = None if existing is None else {"answers": existing.answers, "correction": existing.correction}
-    resolution, _ = Resolution.objects.update_or_create(
+    if existing is not None:
+        existing.delete()
+    resolution = Resolution.objects.create(
         conversation_id=item.conversation_id,
         item=item,
-        defaults={
-            "lead": actor,
-            "rubric_version": rubric,
-            "answers": answers,
-            "correction": correction,
-            "created_at": timezone.now(),
-        },
+        lead=actor,
+        rubric_version=rubric,
+        answers=answers,
+        correction=correction,
+        created_at=timezone.now(),
+        **pin.fields(),
     )
     audit_record(
         actor=actor,

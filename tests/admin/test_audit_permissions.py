@@ -1,5 +1,5 @@
-"""Who may use the admin pages that chats/admin/audit.py serves (the audit log, and the read audit: who opened which
-conversation): rows of the permission matrix, run by tests/security/permission_matrix.py."""
+"""Who may use the admin pages that chats/admin/audit.py serves (the audit log and its checkpoints, and the read
+audit: who opened which conversation): rows of the permission matrix, run by tests/security/permission_matrix.py."""
 
 from __future__ import annotations
 
@@ -38,6 +38,30 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
     },
     "admin/chats/auditevent/<path:object_id>/": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
+    },
+
+    # The audit chain's checkpoints (only verify_audit writes them): read-only like the log, and viewed by auditors.
+    "admin:chats_auditcheckpoint_changelist": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin:chats_auditcheckpoint_add": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_auditcheckpoint_change": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_auditcheckpoint_delete": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
+    },
+    "admin:chats_auditcheckpoint_history": {
+        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200,         ADMIN_LOGIN, 403,         200),
+    },
+    "admin/chats/auditcheckpoint/<path:object_id>/": {
         "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
     },
 

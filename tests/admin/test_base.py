@@ -18,6 +18,7 @@ READ_ONLY = [
     "ingestionreceipt",
     "feedbacklabel",
     "auditevent",
+    "auditcheckpoint",
 ]
 
 
@@ -158,3 +159,23 @@ def test_a_source_added_in_the_admin_is_made_by_the_service_and_audited(
     assert (source.description, source.is_active) == ("Nightly import", True)
     event = AuditEvent.objects.get(action="source.created", target_id=str(source.pk))
     assert event.actor == admin_user
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Every audited admin form checks its values through chats.storable
+
+
+@pytest.mark.parametrize("text", ["\ud800 alone", "a\x00b"])
+def test_an_audited_admins_form_refuses_a_value_no_column_can_store(admin_user: User, text: str) -> None:
+    from django.contrib import admin as django_admin
+    from django.test import RequestFactory
+
+    from chats.models import Source
+
+    request = RequestFactory().post("/admin/chats/source/add/")
+    request.user = admin_user
+    source_admin = django_admin.site._registry[Source]
+    form = source_admin.get_form(request, None, change=False)({"name": "web", "description": text, "is_active": "on"})
+    assert not form.is_valid()
+    assert "description" in form.errors
+    assert not Source.objects.filter(name="web").exists()

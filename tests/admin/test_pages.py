@@ -11,12 +11,14 @@ from django.test import Client
 from chats.models import (
     ApiKey,
     ApiKeyDailyUsage,
+    AuditCheckpoint,
     AuditEvent,
     ContextArtifactId,
     Conversation,
     ConversationView,
     Dataset,
     DatasetItem,
+    DatasetLine,
     ExportJob,
     ExportJobPart,
     Feedback,
@@ -60,6 +62,7 @@ CHANGELIST_QUERIES = {
     "feedback": 4,  # + count, feedback with conversation, message and author
     "feedbacklabel": 5,  # + labels (filter), count, rows with feedback, label and conversation
     "auditevent": 7,  # + users (filter), count, events with actor, distinct actions (filter), last verification
+    "auditcheckpoint": 4,  # + count, checkpoints
     "queue": 4,  # + count, queues with their creator
     "queuerule": 4,  # + count, rules with their queue and creator
     "rubricversion": 4,  # + count, versions with their queue
@@ -69,6 +72,7 @@ CHANGELIST_QUERIES = {
     "resolution": 4,  # + count, resolutions with item and lead
     "dataset": 4,  # + count, datasets with their creator
     "datasetitem": 4,  # + count, items with dataset and conversation
+    "datasetline": 4,  # + count, frozen lines with their dataset
     "conversationview": 4,  # + count, views with their viewer
     "exportjob": 4,  # + count, jobs with who asked and their source
     "exportjobpart": 4,  # + count, chunks with their job (sizes, not bytes)
@@ -91,6 +95,7 @@ CHANGE_PAGE_QUERIES = {
     "feedback": 4,  # its labels
     "feedbacklabel": 3,
     "auditevent": 3,
+    "auditcheckpoint": 3,
     "queue": 5,  # its creator, its members
     "queuerule": 5,  # its queue, its creator
     "rubricversion": 4,  # its queue
@@ -100,6 +105,7 @@ CHANGE_PAGE_QUERIES = {
     "resolution": 7,  # its conversation, its item, its lead, its rubric version
     "dataset": 5,  # its creator, its queues
     "datasetitem": 9,  # its dataset, conversation, queue item, queue, rubric version and lead
+    "datasetline": 4,  # its dataset
     "conversationview": 3,
     "exportjob": 4,  # who asked (a person's job: no source, no key)
     "exportjobpart": 4,  # its job
@@ -121,6 +127,7 @@ MODELS: dict[str, Any] = {
     "feedback": Feedback,
     "feedbacklabel": FeedbackLabel,
     "auditevent": AuditEvent,
+    "auditcheckpoint": AuditCheckpoint,
     "queue": Queue,
     "queuerule": QueueRule,
     "rubricversion": RubricVersion,
@@ -130,6 +137,7 @@ MODELS: dict[str, Any] = {
     "resolution": Resolution,
     "dataset": Dataset,
     "datasetitem": DatasetItem,
+    "datasetline": DatasetLine,
     "conversationview": ConversationView,
     "exportjob": ExportJob,
     "exportjobpart": ExportJobPart,

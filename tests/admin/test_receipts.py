@@ -76,6 +76,22 @@ def test_a_receipt_page_shows_its_json_payload_escaped_and_links_to_the_exact_by
     assert download.content == body
 
 
+def test_the_page_of_a_receipt_rejected_for_a_lone_surrogate_shows_it_escaped(
+    ingest_client: APIClient, admin_user: User
+) -> None:
+    body = b'{"conversation_id": "odd", "chat_history": [{"role": "user", "content": "bad \\ud800"}]}'
+    receipt = IngestionReceipt.objects.get(uuid=send(ingest_client, body))
+    assert receipt.outcome == "rejected"
+    admin = signed_in(admin_user)
+
+    response = admin.get(f"/admin/chats/ingestionreceipt/{receipt.pk}/change/")
+    payload = admin.get(f"/admin/chats/receiptpayload/{receipt.payload_sha256}/change/")
+
+    assert response.status_code == 200 and payload.status_code == 200
+    assert "bad \\ud800" in response.content.decode() and "bad \\ud800" in payload.content.decode()
+    assert admin.get(f"/admin/chats/ingestionreceipt/{receipt.pk}/payload/").content == body
+
+
 def test_a_receipt_page_shows_a_body_that_is_not_utf8_as_text_with_escapes(
     ingest_client: APIClient, admin_user: User
 ) -> None:

@@ -15,7 +15,18 @@ from tests.security.permission_matrix import (
     world,  # noqa: F401  (the fixture)
 )
 
-MODELS = ("queue", "queuerule", "rubricversion", "queueitem", "lease", "review", "resolution", "dataset", "datasetitem")
+MODELS = (
+    "queue",
+    "queuerule",
+    "rubricversion",
+    "queueitem",
+    "lease",
+    "review",
+    "resolution",
+    "dataset",
+    "datasetitem",
+    "datasetline",
+)
 
 # fmt: off
 # ---- Admin: team review (its rules and datasets too) is read-only like the audit log, for everyone, superusers

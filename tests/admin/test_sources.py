@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.apps import apps
 from django.contrib.auth.models import User
 from django.core import serializers
-from django.test import Client
+from django.test import Client, TestCase
+from django.utils import timezone
 from rest_framework.test import APIClient
 
-from chats.models import ApiKey, AuditEvent, Source
+from chats.models import ApiKey, AuditEvent, IngestionReceipt, Source
+from chats.services.ingest_queue import receipts_enqueue
 from chats.services.sources import api_key_create
 
 
@@ -162,3 +165,20 @@ def test_a_key_made_by_the_service_for_a_user_shows_its_owner(client: Client, ad
     client.force_login(admin_user)
 
     assert "user: rita" in client.get("/admin/chats/apikey/").content.decode()
+
+
+def test_the_source_list_shows_each_sources_queued_receipts_and_how_long_the_oldest_has_waited(
+    client: Client, admin_user: User, source: Source, other_source: Source
+) -> None:
+    with TestCase.captureOnCommitCallbacks(execute=False):  # their task is never sent
+        receipts = receipts_enqueue(source=source, api_key=None, format=None, contents=[b"{}", b"[]"])
+    IngestionReceipt.objects.filter(pk=receipts[0].pk).update(created_at=timezone.now() - timedelta(hours=3))
+    client.force_login(admin_user)
+
+    page = client.get("/admin/chats/source/").content.decode()
+
+    rows = {name: page[page.index(f">{name}<") :][:1500] for name in ("masterbrain", "other-logger")}
+    assert '<td class="field-queued">2</td>' in rows["masterbrain"]
+    assert '<td class="field-oldest_queued">3\xa0hours</td>' in rows["masterbrain"]
+    assert '<td class="field-queued">0</td>' in rows["other-logger"]
+    assert '<td class="field-oldest_queued">-</td>' in rows["other-logger"]

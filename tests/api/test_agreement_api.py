@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
-from chats.models import Queue, QueueItem, Source
+from chats.models import Message, Queue, QueueItem, Source
 from tests.factories.review import fill_queue, make_lead, make_queue
 
 pytestmark = pytest.mark.django_db
@@ -157,9 +157,10 @@ def test_agreement_reads_in_a_fixed_number_of_queries(
     django_assert_num_queries: Any,
 ) -> None:
     queue = make_queue(lead, [reviewer, other_reviewer], reviews_per_item=2)
-    fill_queue(queue, lead, source, n_items)
-    answers = {"correct": "partly", "issues": ["unsafe"], "quality": {"m1": 3}, "tools_ok": False}
+    fill_queue(queue, lead, source, n_items, n_messages=3)
     for item in items_of(queue):
+        answer = Message.objects.get(conversation=item.conversation, role="assistant").key
+        answers = {"correct": "partly", "issues": ["unsafe"], "quality": {answer: 3}, "tools_ok": False}
         submit(reviewer, queue, item, answers)
         submit(other_reviewer, queue, item, {**answers, "correct": "wrong"})
     client = client_of(lead)

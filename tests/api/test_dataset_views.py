@@ -133,10 +133,10 @@ def test_list_and_export_queries_do_not_grow_with_the_data(
     # session, user, groups, datasets, their queues
     with django_assert_num_queries(5):
         assert len(client.get("/api/v1/datasets/").json()) == 2
-    # One batch of items either way: session, user, groups, the dataset, the audited export record (savepoint,
-    # chain head, event, release), then the items, conversations, messages, tool calls, artifacts and feedback.
+    # One batch of frozen lines either way: session, user, groups, the dataset, its lines read once to check the
+    # SHA-256, the audited export record (savepoint, chain head, event, release), then the lines as they are sent.
     # PostgreSQL takes one more: the lock on the audit chain's head (SQLite's writes are serialized already).
-    export_queries = 14 if connection.vendor == "postgresql" else 13
+    export_queries = 10 if connection.vendor == "postgresql" else 9
     for dataset in (one, many):
         with django_assert_num_queries(export_queries):
             exported = lines(client.get(f"/api/v1/datasets/{dataset['id']}/export/?format=training"))

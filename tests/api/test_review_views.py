@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from chats.models import Conversation, Queue, QueueItem, Source
+from chats.models import Conversation, Message, Queue, QueueItem, Source
 from tests.factories import make_conversation
 from tests.factories.review import ANSWERS, QUESTIONS, fill_queue, make_lead, make_queue
 
@@ -205,3 +205,100 @@ def test_list_queries_do_not_grow_with_the_data(
     # Session, user, groups; the queue, the item and its reviews.
     with django_assert_num_queries(6):
         client.get(f"/api/v1/queues/{queues[0].pk}/items/{item.pk}/reviews/")
+
+
+# --- Every answer checked by one validator: each finding a 400 naming the field, never a 500
+
+
+def _item(queue: Queue) -> QueueItem:
+    item = QueueItem.objects.filter(queue=queue).order_by("id").first()
+    assert item is not None
+    return item
+
+
+def test_unstorable_text_answers_are_a_400_naming_the_field_on_review_and_resolution(
+    queue: Queue, lead: User, reviewer: User
+) -> None:
+    item = _item(queue)
+    base = f"/api/v1/queues/{queue.pk}/items/{item.pk}"
+    for text in ("a\u0000b", "\ud800"):
+        review = post(client_of(reviewer), f"{base}/reviews/", {"answers": {**ANSWERS, "note": text}})
+        assert (review.status_code, error_paths(review)) == (400, ["/answers/note"])
+        resolution = post(client_of(lead), f"{base}/resolution/", {"answers": {**ANSWERS, "note": text}})
+        assert (resolution.status_code, error_paths(resolution)) == (400, ["/answers/note"])
+    correction = post(client_of(lead), f"{base}/resolution/", {"answers": ANSWERS, "correction": "x\u0000"})
+    assert correction.status_code == 400
+    assert not item.reviews.exists() and not hasattr(QueueItem.objects.get(pk=item.pk), "resolution")
+
+
+def test_an_answer_nested_fifty_thousand_levels_deep_is_a_400(queue: Queue, reviewer: User) -> None:
+    item = _item(queue)
+    depth = 50_000
+    body = '{"answers": {"correct": ' + "[" * depth + "]" * depth + "}}"
+    url = f"/api/v1/queues/{queue.pk}/items/{item.pk}/reviews/"
+    response = client_of(reviewer).post(url, data=body, content_type="application/json")
+    assert response.status_code == 400 and response.json()["errors"]
+    # Deep, but within what the parser reads: the storable boundary names the field.
+    deep = {"answers": {**ANSWERS, "note": json.loads("[" * 300 + "]" * 300)}}
+    response = post(client_of(reviewer), url, deep)
+    assert response.status_code == 400 and error_paths(response)[0].startswith("/answers/note/0/0")
+    assert not item.reviews.exists()
+
+
+def test_per_message_answers_may_name_only_the_reviewed_paths_messages(
+    lead: User, reviewer: User, source: Source
+) -> None:
+    queue = make_queue(lead, [reviewer], reviews_per_item=1)
+    fill_queue(queue, lead, source, 1, n_messages=3)
+    item = _item(queue)
+    assistant = Message.objects.get(conversation=item.conversation, role="assistant").key
+    user = Message.objects.get(conversation=item.conversation, role="user").key
+    url = f"/api/v1/queues/{queue.pk}/items/{item.pk}/reviews/"
+    bad = post(client_of(reviewer), url, {"answers": {**ANSWERS, "quality": {"no-such-message": 2, "<script>": 3}}})
+    assert (bad.status_code, sorted(error_paths(bad))) == (
+        400,
+        ["/answers/quality/<script>", "/answers/quality/no-such-message"],
+    )
+    wrong_role = post(client_of(reviewer), url, {"answers": {**ANSWERS, "quality": {user: 2}}})
+    assert (wrong_role.status_code, error_paths(wrong_role)) == (400, [f"/answers/quality/{user}"])
+    good = post(client_of(reviewer), url, {"answers": {**ANSWERS, "quality": {assistant: 2}}})
+    assert good.status_code == 201
+
+
+def _created(lead: User, questions: Any) -> Any:
+    return post(client_of(lead), "/api/v1/queues/", {"name": "Q", "questions": questions})
+
+
+@pytest.mark.parametrize(
+    ("question", "path"),
+    [
+        ({"key": "ok", "prompt": "OK\u0000?", "type": "boolean"}, "/questions/0/prompt"),
+        (
+            {"key": "ok", "prompt": "OK?", "type": "categorical", "options": ["yes", "n\u0000o"]},
+            "/questions/0/options/1",
+        ),
+        (
+            {"key": "ok", "prompt": "OK?", "type": "ordinal", "scale": {"min": 1, "max": 5, "labels": {"²": "x"}}},
+            "/questions/0/scale/labels/²",
+        ),
+        ({"key": "ok\n", "prompt": "OK?", "type": "boolean"}, "/questions/0/key"),
+    ],
+)
+def test_unstorable_or_malformed_rubrics_are_a_400_naming_the_field(lead: User, question: Any, path: str) -> None:
+    response = _created(lead, [question])
+    assert (response.status_code, error_paths(response)) == (400, [path])
+    assert not Queue.objects.exists()
+
+
+def test_an_empty_rubric_is_refused(lead: User) -> None:
+    response = _created(lead, [])
+    assert (response.status_code, error_paths(response)) == (400, ["/questions"])
+    assert not Queue.objects.exists()
+
+
+def test_a_rubric_is_stored_in_its_canonical_form(lead: User) -> None:
+    response = _created(lead, [{"key": "ok", "prompt": " OK? ", "type": "boolean"}])
+    assert response.status_code == 201
+    assert response.json()["rubric"]["questions"] == [
+        {"key": "ok", "prompt": "OK?", "type": "boolean", "target": "conversation"}
+    ]

@@ -23,6 +23,30 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
         "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         201),
     },
+    # A queue's settings: whoever sees the queue reads them; a lead changes them.
+    "api:queue-detail": {
+        "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
+        "PATCH":                       row(401,         403,         403,         403,         403,         403,         403,         403,         200),
+    },
+    # Progress: counts, no answers; for whoever sees the queue.
+    "api:queue-progress": {
+        "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
+        "POST":                        row(401,         403,         403,         405,         405,         405,         403,         405,         405),
+    },
+    # A lead assigns an item to a member (here the reviewer) or releases its slots, as on the queue's page.
+    "api:queue-item-assign": {
+        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
+    },
+    "api:queue-item-release": {
+        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
+        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
+    },
+    # One's own draft only: none of these callers has saved one (404); the members save theirs, nobody else.
+    "api:queue-item-draft": {
+        "GET":                         row(401,         403,         403,         404,         404,         404,         403,         404,         404),
+        "PUT":                         row(401,         403,         403,         200,         200,         403,         403,         403,         403),
+    },
     "api:queue-items": {
         "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
         "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),

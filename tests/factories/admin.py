@@ -9,6 +9,7 @@ from django.contrib.auth.models import Group, User
 
 from chats.models import Conversation, Label, Source, ViewedVia
 from chats.roles import LEADS
+from chats.services.audit import CommandActor, audit_chain_verify
 from chats.services.datasets import dataset_snapshot_create
 from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
@@ -99,7 +100,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
     documents: with messages, tool calls, artifacts, the ids their contexts list, receipts and their payloads),
     labels, feedback with labels, review queues (each with its conversation leased and reviewed in draft by the
     reviewer, and resolved, then taken into a dataset by a lead, and a lead's rule on its source), the reviewer's
-    view of each conversation, and audit events."""
+    view of each conversation, and audit events with a checkpoint of their chain each round."""
     made: dict[str, Any] = {"sources": [], "conversations": [], "feedback": []}
     lead, _ = User.objects.get_or_create(username="builder-lead")
     lead.groups.add(Group.objects.get_or_create(name=LEADS)[0])
@@ -125,6 +126,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         export_job_create(actor=reviewer, requested_by=reviewer, format="openai", filters={"source": [source.name]})
         dataset_snapshot_create(actor=lead, name=f"dataset-{n}", queues=[queue], description="<i>untrusted</i>")
         conversation_view_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
+        audit_chain_verify(actor=CommandActor("verify_audit"))  # and a checkpoint of the chain so far
         made["sources"].append(source)
         made["conversations"].append(chat)
         made["feedback"].append(feedback)

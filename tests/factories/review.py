@@ -39,7 +39,7 @@ QUESTIONS: list[dict[str, Any]] = [
 ANSWERS: dict[str, Any] = {
     "correct": "partly",
     "issues": ["hallucination"],
-    "quality": {"m3": 2},
+    "quality": {},  # the queues' conversations (fill_queue) have no assistant message
     "tools_ok": True,
     "note": "The second step is wrong.",
 }

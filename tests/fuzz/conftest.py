@@ -24,6 +24,7 @@ PARSER_EXAMPLES = 200  # per test: a parser call takes about a millisecond
 API_EXAMPLES = 25  # per operation: a request takes tens of milliseconds
 STATEFUL_EXAMPLES = 20  # sequences per caller, of up to STATEFUL_STEPS calls each
 STATEFUL_STEPS = 12
+WRITE_EXAMPLES = 25  # per write route (tests/fuzz/test_write_endpoints.py): a request and a state snapshot each
 
 
 def _examples(default: int) -> int:
@@ -59,6 +60,12 @@ settings.register_profile(
     "fuzz-stateful",
     max_examples=_examples(STATEFUL_EXAMPLES),
     stateful_step_count=int(os.environ.get("FUZZ_STEPS", "") or STATEFUL_STEPS),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    **_COMMON,
+)
+settings.register_profile(
+    "fuzz-writes",
+    max_examples=_examples(WRITE_EXAMPLES),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     **_COMMON,
 )

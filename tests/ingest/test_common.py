@@ -131,18 +131,19 @@ def test_parts_that_held_only_reasoning_are_dropped():
 
 
 def test_valid_json_arguments_are_parsed():
-    assert parse_arguments('{"keywords": ["PCR"]}') == ({"keywords": ["PCR"]}, "")
+    assert parse_arguments('{"keywords": ["PCR"]}') == ({"keywords": ["PCR"]}, "", "")
 
 
 @pytest.mark.parametrize("arguments", ["", "   "])
 def test_empty_arguments_are_no_error(arguments):
-    assert parse_arguments(arguments) == (None, "")
+    assert parse_arguments(arguments) == (None, "", "")
 
 
 def test_invalid_json_arguments_give_the_decoder_message():
-    parsed, error = parse_arguments('{"sequences": ["GAAG"], "temperature_c": 60')
+    parsed, error, warning = parse_arguments('{"sequences": ["GAAG"], "temperature_c": 60')
     assert parsed is None
     assert error.startswith("Expecting ',' delimiter")
+    assert warning == f"arguments are not valid JSON: {error}"
 
 
 def test_valid_context_pairs_are_returned_as_given():

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import krippendorff
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score
 
 from chats.jinja2 import bar_chart_layout
 from chats.review.agreement import (
@@ -21,6 +24,7 @@ from chats.review.agreement import (
     agreement_chart_layout,
     agreement_chart_rows,
     question_agreement,
+    rubric_agreement,
 )
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability": 4 observers x 12 units, "." is missing.
@@ -447,3 +451,117 @@ def test_kappa_and_agreement_are_symmetric_in_the_pair(pairs: list[tuple[int, in
         assert other.kappa is None
     else:
         assert other.kappa == pytest.approx(one.kappa)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Ordinal questions: interval alpha and weighted kappa, cross-checked against the krippendorff package and
+# scikit-learn on the scale's own numbers
+
+
+def test_krippendorff_2011_interval_alpha_is_the_published_figure() -> None:
+    result = question_agreement(QuestionKind.ORDINAL, krippendorff_2011(), options=[1, 2, 3, 4, 5])
+
+    assert result.alpha_interval == pytest.approx(0.849, abs=5e-4)  # Krippendorff (2011): interval .849
+
+
+def test_nominal_questions_have_no_interval_alpha_nor_weighted_kappa() -> None:
+    result = question_agreement(QuestionKind.CATEGORICAL, cohen_50_items(), options=["yes", "no"])
+
+    assert result.alpha_interval is None
+    assert (result.pairs[0].kappa_linear, result.pairs[0].kappa_quadratic) == (None, None)
+
+
+ordinal_pairs = st.lists(st.tuples(st.integers(-2, 3), st.integers(-2, 3)), min_size=2, max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pairs=ordinal_pairs)
+def test_weighted_kappa_matches_scikit_learn_on_the_scales_numbers(pairs: list[tuple[int, int]]) -> None:
+    table = {item: {"A": a, "B": b} for item, (a, b) in enumerate(pairs)}
+    scale = list(range(-2, 4))
+
+    [pair] = question_agreement(QuestionKind.ORDINAL, table, options=scale).pairs
+
+    if len({value for both in pairs for value in both}) < 2:
+        assert pair.kappa_linear is None and pair.kappa_quadratic is None
+        return
+    first, second = [a for a, _ in pairs], [b for _, b in pairs]
+    for weights, figure in (("linear", pair.kappa_linear), ("quadratic", pair.kappa_quadratic)):
+        expected = cohen_kappa_score(first, second, labels=scale, weights=weights)
+        if np.isnan(expected):
+            assert figure is None or np.isnan(figure)
+        else:
+            assert figure == pytest.approx(expected, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.lists(st.one_of(st.none(), st.integers(1, 7)), min_size=3, max_size=3), min_size=2, max_size=20)
+)
+def test_interval_alpha_matches_the_krippendorff_package_on_the_scales_numbers(rows: list[list[int | None]]) -> None:
+    table = {unit: {reviewer: value for reviewer, value in enumerate(row)} for unit, row in enumerate(rows)}
+
+    result = question_agreement(QuestionKind.ORDINAL, table, options=list(range(1, 8)))
+
+    if result.alpha is None:
+        assert result.alpha_interval is None
+        return
+    pairable = [row for row in rows if sum(value is not None for value in row) >= 2]
+    data = np.array([[np.nan if value is None else value for value in row] for row in pairable], dtype=float).T
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+    assert result.alpha_interval == pytest.approx(expected, abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A queue's agreement: per question and rubric version
+
+
+def _reviews(version: int, answers_by_reviewer: dict[str, list[Any]], key: str) -> list[tuple[int, str, int, Any]]:
+    return [
+        (item, reviewer, version, {key: value})
+        for reviewer, values in answers_by_reviewer.items()
+        for item, value in enumerate(values)
+    ]
+
+
+def test_a_question_changed_from_multi_label_to_categorical_is_two_figures_and_never_raises() -> None:
+    before = {"key": "issue", "prompt": "Issues?", "type": "multi_label", "options": ["a", "b"]}
+    after = {"key": "issue", "prompt": "Issues?", "type": "categorical", "options": ["a", "b"]}
+    versions = {1: [before], 2: [after]}
+    reviews = _reviews(1, {"x": [["a"], ["a", "b"]], "y": [["a"], ["b"]]}, "issue")
+    reviews += _reviews(2, {"x": ["a", "b"], "y": ["a", "a"]}, "issue")
+    # A stored answer of the wrong type (a list under the categorical version) is left out, not an error.
+    reviews.append((9, "x", 2, {"issue": ["a"]}))
+
+    groups = rubric_agreement(versions, reviews, current=2)
+
+    assert [(g.key, g.versions, g.current, g.figure.kind) for g in groups] == [
+        ("issue", [2], True, QuestionKind.CATEGORICAL),
+        ("issue", [1], False, QuestionKind.MULTI_LABEL),
+    ]
+    assert [g.name for g in groups] == ["issue", "issue (v1)"]
+    assert (groups[0].figure.n_answers, groups[1].figure.n_answers) == (4, 4)
+
+
+def test_versions_in_which_a_question_is_the_same_are_pooled() -> None:
+    ok = {"key": "ok", "prompt": "OK?", "type": "boolean"}
+    note = {"key": "note", "prompt": "Why?", "type": "text"}
+    versions = {1: [ok], 2: [{**ok, "target": "conversation"}, note], 3: [ok, {**note, "prompt": "Why not?"}]}
+    reviews = _reviews(1, {"x": [True], "y": [True]}, "ok") + _reviews(3, {"x": [False], "y": [True]}, "ok")
+    reviews = [(item + 10 * version, who, version, answers) for item, who, version, answers in reviews]
+
+    (group,) = rubric_agreement(versions, reviews, current=3)
+
+    assert (group.key, group.versions, group.current, group.figure.n_items) == ("ok", [1, 2, 3], True, 2)
+
+
+def test_an_older_form_of_a_question_comes_after_the_current_ones() -> None:
+    versions: dict[int, list[dict[str, Any]]] = {
+        1: [{"key": "b", "prompt": "B", "type": "ordinal", "scale": {"min": 1, "max": 3}}],
+        2: [
+            {"key": "a", "prompt": "A", "type": "boolean"},
+            {"key": "b", "prompt": "B", "type": "ordinal", "scale": {"min": 1, "max": 5}},
+        ],
+    }
+    groups = rubric_agreement(versions, [], current=2)
+    assert [(g.key, g.versions) for g in groups] == [("a", [2]), ("b", [2]), ("b", [1])]

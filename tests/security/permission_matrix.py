@@ -50,6 +50,7 @@ from chats.models import (
     ConversationView,
     Dataset,
     DatasetItem,
+    DatasetLine,
     ExportJob,
     ExportJobPart,
     Feedback,
@@ -72,6 +73,7 @@ from chats.models import (
     ToolCall,
     ViewedVia,
 )
+from chats.services.audit import CommandActor, audit_chain_verify
 from chats.services.datasets import dataset_snapshot_create
 from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
@@ -289,6 +291,7 @@ def build_world() -> World:
         "chats.feedback": feedback,
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
         "chats.auditevent": AuditEvent.objects.order_by("id").first(),
+        "chats.auditcheckpoint": audit_chain_verify(actor=CommandActor("verify_audit"))[1],
         "chats.conversationview": ConversationView.objects.create(
             conversation_uuid=conversation.uuid, viewer_name="rita", via=ViewedVia.PAGE
         ),
@@ -301,6 +304,7 @@ def build_world() -> World:
         "chats.resolution": Resolution.objects.get(item=queue_item),
         "chats.dataset": dataset,
         "chats.datasetitem": DatasetItem.objects.get(dataset=dataset),
+        "chats.datasetline": DatasetLine.objects.filter(dataset=dataset).order_by("id").first(),
         "chats.exportjob": export_job,
         "chats.exportjobpart": ExportJobPart.objects.filter(job=export_job).first(),
         "chats.queuerulerun": rule_run,
@@ -492,7 +496,7 @@ def build_targets(world: World) -> dict[str, Target]:
                     "rubric-0-key": "correct",
                     "rubric-0-prompt": "Correct?",
                     "rubric-0-type": "categorical",
-                    "rubric-0-options": "yes, no",
+                    "rubric-0-options": "yes\nno",
                     "rubric-0-target": "conversation",
                 }
             },
@@ -526,6 +530,7 @@ def build_targets(world: World) -> dict[str, Target]:
             tuple(f"/api/v1/export/?format={fmt}" for fmt in (*EXPORT_FORMATS, "training")), {"POST": JsonBody({})}
         ),
         "api:schema": Target(("/api/v1/schema/",), {"POST": JsonBody({})}),
+        "api:health": Target(("/api/v1/health/",), {"POST": JsonBody({})}),
         "api:docs": Target(("/api/v1/docs/",), {"POST": JsonBody({})}),
         "api:conversation-list": Target(("/api/v1/conversations/",), {"POST": JsonBody({})}),
         "api:conversation-detail": Target(
@@ -546,6 +551,11 @@ def build_targets(world: World) -> dict[str, Target]:
             (f"{queue_api}items/",), {"POST": JsonBody({"conversations": [str(world.conversation_b.uuid)]})}
         ),
         "api:queue-next": Target((f"{queue_api}next/",), {"POST": JsonBody({})}),
+        "api:queue-detail": Target((queue_api,), {"PATCH": JsonBody({"reviews_per_item": 1, "lease_minutes": 45})}),
+        "api:queue-progress": Target((f"{queue_api}progress/",), {"POST": JsonBody({})}),
+        "api:queue-item-assign": Target((f"{item_api}assign/",), {"POST": JsonBody({"reviewer": "rita"})}),
+        "api:queue-item-release": Target((f"{item_api}release/",), {"POST": JsonBody({"reviewer": "mia"})}),
+        "api:queue-item-draft": Target((f"{item_api}draft/",), {"PUT": JsonBody({"answers": {"correct": "no"}})}),
         "api:queue-agreement": Target((f"{queue_api}agreement/",), {"POST": JsonBody({})}),
         "api:queue-rules": Target(
             (f"{queue_api}rules/",), {"POST": JsonBody({"name": "Tools", "filters": {"has_tool_calls": "true"}})}
@@ -599,7 +609,7 @@ def state() -> dict[str, Any]:
         "feedback labels": list(FeedbackLabel.objects.order_by("pk").values_list("pk", "feedback", "label")),
         "labels": list(Label.objects.order_by("pk").values_list("pk", "name", "description")),
         "receipts": IngestionReceipt.objects.count(),
-        "queues": list(Queue.objects.order_by("pk").values_list("pk", "name", "reviews_per_item")),
+        "queues": list(Queue.objects.order_by("pk").values_list("pk", "name", "reviews_per_item", "lease_minutes")),
         "queue rules": list(
             QueueRule.objects.order_by("pk").values_list("pk", "queue", "name", "filters", "sample_rate", "enabled")
         ),

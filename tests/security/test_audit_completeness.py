@@ -77,6 +77,7 @@ NOT_WRITES = {
     # Called inside every ingestion's write, whose entries cover it: the queue rules' events are the ingestion's.
     "service conversations_changed": "part of an ingestion's write",
     "service stored_snapshots": "read",
+    # Team review: the messages an item's answers may name, read by the answer check of every review write.
     "service receipt_values": "builds a receipt's values",
     "service ingest_event": "builds an unsaved event",
     "service sender_actor": "computes who an ingestion's events name",
@@ -101,6 +102,7 @@ NOT_WRITES = {
     "GET chats:next_unreviewed": "read",
     "GET chats:feedback_form": "read",
     "GET api:receipt": "read",
+    "GET api:health": "read",
     "GET api:receipt-payload": "read",
     "admin:chats_ingestionreceipt_payload": "read (a download)",
     "GET api:artifacts": "read",
@@ -118,6 +120,7 @@ NOT_WRITES = {
     "GET chats:export_jobs": "read",
     "GET api:queue-rule-run-detail": "read",
     "GET api:queue-agreement": "read",
+    "GET api:queue-progress": "read",
     "GET chats:queue_list": "read",
     "GET chats:queue_detail": "read",
     "GET chats:queue_adjudicate": "read",

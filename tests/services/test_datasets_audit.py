@@ -3,6 +3,7 @@ export. The machinery is in tests/security/audit_paths.py."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from chats.models import Dataset, Queue, QueueItem, Resolution, RubricVersion, Source
+from chats.models import Dataset, DatasetItem, Queue, QueueItem, Resolution, RubricVersion, Source
 from chats.services import datasets as dataset_services
-from chats.services.audit import audit_scope
+from chats.services.audit import CommandActor, audit_scope
 from tests.security.audit_paths import (
     World,
     WritePath,
@@ -52,7 +53,16 @@ def _resolved_queue(w: World) -> Queue:
 
 
 def _snapshot_after(name: str) -> dict[str, Any]:
-    return {"name": name, "description": "", "queues": ["Answers"], "items": 1}
+    dataset = Dataset.objects.get(name=name)
+    assert len(dataset.training_sha256) == len(dataset.gold_sha256) == 64
+    return {
+        "name": name,
+        "description": "",
+        "queues": ["Answers"],
+        "items": 1,
+        "training_sha256": dataset.training_sha256,
+        "gold_sha256": dataset.gold_sha256,
+    }
 
 
 @write_path("service dataset_snapshot_create")
@@ -73,13 +83,40 @@ def api_takes_a_dataset_snapshot(w: World) -> list[dict[str, Any]]:
 
 @write_path("GET api:dataset-export", "service export_record")
 def api_exports_a_dataset(w: World) -> list[dict[str, Any]]:
-    with audit_scope():
-        dataset = Dataset.objects.create(name="v1", created_by=w.admin)
+    with audit_scope():  # published with no item: its exports are empty
+        empty = hashlib.sha256(b"").hexdigest()
+        dataset = Dataset.objects.create(name="v1", created_by=w.admin, training_sha256=empty, gold_sha256=empty)
     response = w.api(w.admin).get(f"/api/v1/datasets/{dataset.pk}/export/?format=gold")
     assert response.status_code == 200
     b"".join(response.streaming_content)  # type: ignore[attr-defined]
     after = {"format": "gold", "filters": {"dataset": dataset.pk, "name": "v1"}, "count": 0}
     return [expect("conversation.exported", w.admin, "dataset", "filtered", after=after)]
+
+
+@write_path("service dataset_freeze_unfrozen")
+def migration_freezes_a_dataset_taken_before_freezing(w: World) -> list[dict[str, Any]]:
+    queue = _resolved_queue(w)
+    with audit_scope():  # as the migration finds a dataset taken before: its items, no lines, no SHA-256
+        resolution = Resolution.objects.get(item__queue=queue)
+        dataset = Dataset.objects.create(name="v0", created_by=w.admin)
+        DatasetItem.objects.create(
+            dataset=dataset,
+            conversation_id=resolution.conversation_id,
+            queue_item_id=resolution.item_id,
+            queue=queue,
+            queue_name=queue.name,
+            rubric_version=resolution.rubric_version,
+            rubric_version_number=1,
+            resolution_id=resolution.pk,
+            lead=w.admin,
+            lead_username=w.admin.get_username(),
+            answers=resolution.answers,
+            resolved_at=resolution.created_at,
+        )
+    assert dataset_services.dataset_freeze_unfrozen(actor=CommandActor("migrate")) == 1
+    frozen = Dataset.objects.get(pk=dataset.pk)
+    after = {"items": 1, "training_sha256": frozen.training_sha256, "gold_sha256": frozen.gold_sha256}
+    return [expect("dataset.frozen", CommandActor("migrate").get_username(), "dataset", dataset.pk, after=after)]
 
 
 # --------------------------------------------------------------------------------------------------------------

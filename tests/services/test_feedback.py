@@ -43,3 +43,26 @@ def test_the_author_owns_their_feedback_and_a_colleague_does_not(
 
 def test_a_superuser_manages_imported_feedback(source: Source, admin_user: User) -> None:
     feedback_ensure_owner(admin_user, _imported(source))
+
+
+@pytest.mark.parametrize("field", ["comment", "correction"])
+@pytest.mark.parametrize("text", ["a\x00b", "\ud800", "x\udfff"])
+def test_feedback_text_no_column_can_store_is_refused_naming_its_field(
+    source: Source, reviewer: User, field: str, text: str
+) -> None:
+    from chats.errors import InvalidInput
+    from chats.models import AuditEvent
+    from tests.factories import last_assistant
+
+    conversation = make_conversation(source, n_messages=3)
+    events = AuditEvent.objects.count()
+    with pytest.raises(InvalidInput) as refused:
+        feedback_submit(
+            author=reviewer,
+            conversation=conversation,
+            message=last_assistant(conversation),
+            comment=text if field == "comment" else "",
+            correction=text if field == "correction" else "",
+        )
+    assert refused.value.errors[0]["path"] == f"/{field}"
+    assert not Feedback.objects.exists() and AuditEvent.objects.count() == events

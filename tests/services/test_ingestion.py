@@ -243,9 +243,14 @@ def test_a_failure_in_the_middle_of_a_conversation_leaves_nothing_stored(source,
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(plan_writer, "plan_apply_changes", fail)  # after the rows are inserted
-    with pytest.raises(RuntimeError):
-        ingest(source, chat_document(HISTORY))
+    result = ingest(source, chat_document(HISTORY))
 
+    # The document alone is rejected, with the reason; its receipt keeps the bytes.
+    assert result.outcome == "rejected"
+    assert result.errors == [
+        {"path": "", "message": "storing the document failed (RuntimeError: disk full); nothing of it was stored"}
+    ]
+    assert IngestionReceipt.objects.get().outcome == "rejected"
     assert Conversation.objects.count() == 0
     assert Message.objects.count() == 0 and ToolCall.objects.count() == 0
 

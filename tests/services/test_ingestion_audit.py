@@ -15,6 +15,7 @@ from django.test import TestCase
 from chats.models import AuditEvent, Conversation, IngestionReceipt, Source
 from chats.services.bulk_writer import conversations_ingest_bulk
 from chats.services.ingestion import conversation_ingest
+from tests.factories.poison import MARKER, refuse_in_database
 from tests.security.audit_paths import (
     FIRST_TURN,
     World,
@@ -224,6 +225,47 @@ def api_bulk_ingest_writes_one_event_per_conversation(w: World) -> list[dict[str
 )
 def api_async_bulk_ingest_writes_the_same_events_once_a_worker_applies_it(w: World) -> list[dict[str, Any]]:
     return _bulk_ingest(w, "?async=true")
+
+
+@write_path(
+    "POST api:ingest-bulk",
+    "service receipts_queued_again_on_error",
+    "service failure_issue",
+    "service queued_receipts_fail",
+    postgres=True,
+)
+def api_async_bulk_with_a_poison_document_writes_the_events_of_the_others_only(w: World) -> list[dict[str, Any]]:
+    # The poison's receipt cannot be completed (a real trigger refuses it): its chunk fails whole, then each
+    # receipt is applied alone, and the poison is rejected by queued_receipts_fail, with no event.
+    refuse_in_database("chats_ingestionreceipt", on="UPDATE", column="external_id")
+    documents = [chat(*FIRST_TURN, chat_id="bulk-1"), chat(*FIRST_TURN, chat_id=f"{MARKER}-1")]
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = w.api().post(
+            "/api/v1/ingest/bulk/?async=true", data=json.dumps(documents), content_type="application/json"
+        )
+    good, poison = (IngestionReceipt.objects.get(uuid=item["receipt"]) for item in response.json()["results"])
+    assert (good.outcome, poison.outcome) == ("created", "rejected")
+    assert "poison marker refused" in poison.errors[0]["message"]
+    assert good.conversation is not None
+    after = ingest_state(
+        good.conversation,
+        external_id="bulk-1",
+        format="chat_document",
+        messages_added=2,
+        receipt=str(good.uuid),
+        api_key=w.key_prefix,
+    )
+    conversation = good.conversation.uuid
+    return [
+        expect(
+            "conversation.created",
+            f"source:{w.source.name}",
+            "conversation",
+            conversation,
+            after=after,
+            conversation=conversation,
+        )
+    ]
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,18 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from chats.errors import InvalidInput, NotAllowed
-from chats.models import AuditEvent, Conversation, Lease, Queue, QueueItem, Review, ReviewState, Source
+from chats.models import (
+    AuditEvent,
+    Conversation,
+    Lease,
+    Queue,
+    QueueItem,
+    Resolution,
+    Review,
+    ReviewState,
+    RubricVersion,
+    Source,
+)
 from chats.roles import person_roles
 from chats.selectors.review import current_rubric
 from chats.services.review import (
@@ -90,11 +101,12 @@ def test_an_invalid_rubric_is_refused_with_paths(reviewer: User) -> None:
     assert paths(caught.value) == ["/questions/0/type"]
 
 
-def test_changing_a_rubric_without_reviews_changes_its_current_version(reviewer: User) -> None:
+def test_changing_a_rubric_without_reviews_still_makes_a_new_version(reviewer: User) -> None:
     lead = make_lead()
     queue = make_queue(lead, [reviewer])
     assert queue_update(actor=lead, queue=queue, questions=QUESTIONS[:2])
-    assert (current_rubric(queue).version, current_rubric(queue).questions) == (1, QUESTIONS[:2])
+    assert (current_rubric(queue).version, current_rubric(queue).questions) == (2, QUESTIONS[:2])
+    assert RubricVersion.objects.get(queue=queue, version=1).questions == QUESTIONS
 
 
 def test_changing_a_rubric_with_reviews_makes_a_new_version_and_old_reviews_keep_theirs(
@@ -263,7 +275,9 @@ def test_a_lead_resolves_an_item_with_a_gold_answer(reviewer: User, source: Sour
     assert "/answers/correct" in paths(caught.value)
     first = item_resolve(actor=lead, item=item, answers=ANSWERS, correction="Use 58 °C.")
     second = item_resolve(actor=lead, item=item, answers={**ANSWERS, "correct": "wrong"})
-    assert first.pk == second.pk and second.answers["correct"] == "wrong" and second.correction == ""
+    # A resolution is never changed in place: the later one is a new row, and the only one.
+    assert first.pk != second.pk and second.answers["correct"] == "wrong" and second.correction == ""
+    assert list(Resolution.objects.filter(item=item).values_list("pk", flat=True)) == [second.pk]
     events = list(AuditEvent.objects.filter(action="queue_item.resolved").order_by("id"))
     assert events[0].before is None and (events[0].after or {})["correction"] == "Use 58 °C."
     assert events[1].before == {"answers": ANSWERS, "correction": "Use 58 °C."}

@@ -198,7 +198,7 @@ _RUBRIC_POST = {
     "rubric-0-key": "correct",
     "rubric-0-prompt": "Correct?",
     "rubric-0-type": "categorical",
-    "rubric-0-options": "yes, no",
+    "rubric-0-options": "yes\nno",
     "rubric-0-target": "conversation",
 }
 
