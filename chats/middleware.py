@@ -63,10 +63,16 @@ def api_error_body(request: HttpRequest, status: int, message: str) -> HttpRespo
     return HttpResponse(json.dumps(body), status=status, content_type="application/json")
 
 
+def _for_people(content_type: str) -> bool:
+    """Whether a response's media type is a page for people (HTML, plain text, or none said)."""
+    return not content_type or content_type.startswith("text/")
+
+
 class ApiErrorShapeMiddleware:
     """Under /api/, an error answered by something other than the API's exception handler (Django's 404 or 500
     page, a 405 from a non-DRF view, a 413 from the body limit) gets the API's `{"errors": [...]}` shape, keeping
-    its status and headers (Allow, Retry-After...). An error already in JSON is left as it is."""
+    its status and headers (Allow, Retry-After...). Only a page meant for people (HTML or plain text) is reshaped:
+    an error in JSON, or in a media type an API protocol requires (OTLP answers protobuf), is left as it is."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
@@ -76,7 +82,7 @@ class ApiErrorShapeMiddleware:
         if (
             response.status_code < 400
             or not request.path.startswith("/api/")
-            or response.get("Content-Type", "").startswith("application/json")
+            or not _for_people(response.get("Content-Type", ""))
             or response.streaming
         ):
             return response
