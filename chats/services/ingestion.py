@@ -9,7 +9,7 @@ rules (`queue_rules.rules_apply`) to the conversations they created or changed, 
 
 A document that fails while it is written (a value the database refuses, a trigger, any error that sending it
 again would not heal) is rejected alone by `conversation_store`, in its own savepoint, with the reason
-(`failure_issue`); only a transient database error (`TRANSIENT_ERRORS`) is raised, for the caller to retry.
+(`failure_issue`); only a transient database error (`chats.transient.TRANSIENT_ERRORS`) is raised, for the caller to retry.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -44,6 +44,7 @@ from chats.services.plan_writer import write_plan
 from chats.services.queue_rules import rules_apply
 from chats.services.receipts import Decision, Sender, receipt_create, receipts_queued_again_on_error
 from chats.services.search import search_index_soon
+from chats.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -135,11 +136,6 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
         messages_added=plan.messages_added,
     )
 
-
-# Failures that can heal: the server restarting, a connection dropped, a deadlock or a serialization failure (both
-# OperationalError). The work is tried again (a worker's task retries with backoff, up to a bound). Any other
-# error while one document is written is that document's own: it is rejected with the reason.
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 
 _REASON_CHARS = 300
 

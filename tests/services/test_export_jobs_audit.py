@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 
 from chats.models import AuditEvent, ExportJob, Source
 from chats.services.audit import audit_scope
-from chats.tasks.exports import export_job_execute
+from chats.services.export_jobs import export_job_execute
 from tests.security.audit_paths import World, WritePath, check_write_path, declared_in, expect, make_world, write_path
 
 pytestmark = pytest.mark.django_db
