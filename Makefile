@@ -22,7 +22,7 @@ help:
 	@echo "make test   install the dev tools, lint, check migrations, run every test in parallel (PostgreSQL when one answers)"
 	@echo "make test-all  make test with the slow tests at full length (a minute of load instead of 10 s)"
 	@echo "make check  the inner loop: lint, types and every test but the browser, server and slow ones, in parallel"
-	@echo "make lint   ruff and mypy only"
+	@echo "make lint   ruff, mypy and the import contracts (lint-imports) only"
 	@echo "make bench  run the benchmarks against PostgreSQL"
 	@echo "make cluster  two app servers behind nginx: a minute of load through them (and one alone), the shared state"
 	@echo "make fuzz   the fuzz and query-string suites with many more examples, random each run (nightly)"
@@ -85,6 +85,7 @@ lint: dev-venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DEBUG=1 $(BIN)/mypy chats masterbrain_site tests bench
+	$(BIN)/lint-imports
 
 test: dev-venv browser redis nginx lint
 	@db=$$(./scripts/test-database-url); \

@@ -13,7 +13,8 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from chats.integers import IntegerFormField, parse_int
+from chats.form_fields import IntegerFormField
+from chats.integers import parse_int
 from chats.models import (
     MAX_LEASE_MINUTES,
     MAX_REVIEWS_PER_ITEM,

@@ -24,7 +24,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from chats.filters import AuditEventFilter
-from chats.integers import IntegerFormField
+from chats.form_fields import IntegerFormField
 from chats.models import AuditEvent
 from chats.selectors.audit import (
     EXPORT_FIELDS,

@@ -27,8 +27,8 @@ from chats.models import ApiKey, IngestionReceipt, Outcome, Source
 from chats.services.bulk_writer import conversations_ingest_bulk, cyclic_gc_paused
 from chats.services.documents import document_content
 from chats.services.ingest_queue import receipts_enqueue
-from chats.services.ingestion import IngestResult, conversation_ingest
-from chats.services.receipts import receipt_reject_raw
+from chats.services.ingestion import IngestResult, conversation_ingest, line_reject
+from chats.services.receipts import Sender, receipt_reject_raw
 from chats.throttling import IngestRateThrottle, ingest_quota_charge
 
 JSON_TYPES = {"application/json"}
@@ -102,6 +102,16 @@ def _format_param(request: Request) -> str | None:
 
 
 def _result_body(result: IngestResult) -> dict[str, Any]:
+    if not result.decoded:
+        # An NDJSON line that is not JSON (chats.services.ingestion.line_reject): no id, no format.
+        return {
+            "external_id": None,
+            "outcome": result.outcome,
+            "conversation": None,
+            "receipt": str(result.receipt.uuid),
+            "warnings": [],
+            "errors": result.errors,
+        }
     body: dict[str, Any] = {
         "conversation": str(result.conversation.uuid) if result.conversation else None,
         "external_id": result.external_id,
@@ -304,23 +314,11 @@ class BulkIngestView(APIView):
         counts = {outcome: 0 for outcome in Outcome.values}
         for index, (_, decode_error, line) in enumerate(items):
             if decode_error is not None:
-                # An NDJSON line that is not JSON: no document, so no id or format, but a receipt with the line.
                 assert line is not None
-                receipt = receipt_reject_raw(source=source, api_key=_api_key(request), body=line, errors=[decode_error])
-                results.append(
-                    {
-                        "index": index,
-                        "external_id": None,
-                        "outcome": Outcome.REJECTED,
-                        "conversation": None,
-                        "receipt": str(receipt.uuid),
-                        "warnings": [],
-                        "errors": [{**decode_error.as_dict(), "path": f"/{index}{decode_error.path}"}],
-                    }
-                )
-                counts[Outcome.REJECTED] += 1
-                continue
-            body = next(bodies)
+                sender = Sender(source, _api_key(request))
+                body = _result_body(line_reject(sender=sender, line=line, error=decode_error))
+            else:
+                body = next(bodies)
             for issue in body.get("errors", []):
                 issue["path"] = f"/{index}{issue['path']}"
             results.append({"index": index, **body})

@@ -15,9 +15,10 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from chats import cursors
+from chats.api.fields import IntegerSerializerField
 from chats.cursors import NOT_A_CURSOR
 from chats.errors import InvalidInput
-from chats.integers import IntegerSerializerField, parse_int, require_int
+from chats.integers import parse_int, require_int
 from chats.models import Conversation
 from chats.selectors.conversations import PAGE_SIZE, Page, conversation_page, decode_cursor
 from chats.storable import unstorable

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from datetime import datetime
 from typing import Any
 
 from chats.export.common import rebuilds_as_received
 from chats.ingest import canonical as c
 from chats.ingest import policy
 from chats.ingest.plans import (
-    CREATED,
     SUMMARY_FIELDS,
-    UNCHANGED,
-    UPDATED,
     ArtifactRow,
     CallRow,
+    Change,
+    Creation,
     FeedbackRow,
     MessageRow,
     Plan,
@@ -91,10 +91,11 @@ def plan_document(
     *,
     external_id: str,
     external_id_generated: bool = False,
+    now: datetime,
 ) -> Plan:
-    """What storing `parsed` into `stored` (None: a new conversation) writes. Raises c.ParseError when a
-    message's parent is in neither the document nor the conversation."""
-    return _Planner(parsed, stored).plan(external_id, external_id_generated)
+    """What storing `parsed` into `stored` (None: a new conversation) at the time `now` writes. Raises c.ParseError
+    when a message's parent is in neither the document nor the conversation."""
+    return _Planner(parsed, stored).plan(external_id, external_id_generated, now)
 
 
 _EMPTY: tuple[Any, ...] = (None, "", [], {})
@@ -149,7 +150,7 @@ class _Planner:
 
     # --- the plan --------------------------------------------------------------------------------------------
 
-    def plan(self, external_id: str, generated: bool) -> Plan:
+    def plan(self, external_id: str, generated: bool, now: datetime) -> Plan:
         parsed, stored = self.parsed, self.stored
         if stored is not None and stored.input_format != parsed.format:
             self.warnings.append(
@@ -211,9 +212,22 @@ class _Planner:
             or context_ids is not None
             or (before is not None and "policy_violation" in before)
         )
-        outcome = CREATED if stored is None else UPDATED if changed else UNCHANGED
+        if stored is None:
+            change = Change.CREATED
+        elif not changed:
+            change = Change.UNCHANGED
+        elif summary["branch_count"] > stored.summary["branch_count"]:
+            change = Change.BRANCHED
+        elif self.rows:
+            change = Change.APPENDED
+        else:
+            change = Change.UPDATED
+        creation = None
+        if stored is None:
+            creation = Creation(uuid=uuid.uuid4(), last_activity_at=parsed.started_at or now)
         return Plan(
-            outcome=outcome,
+            change=change,
+            creation=creation,
             external_id=external_id,
             external_id_generated=generated,
             fields=changed_fields,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
+from enum import EnumType, StrEnum
 from typing import Any
 
 from chats.ingest import canonical as c
@@ -41,7 +43,48 @@ SUMMARY_FIELDS = (
     "workflow",  # the workflow the scenario in force names (planner.workflow_of)
 )
 
-CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
+
+class _ChoicesType(EnumType):
+    """An enumeration that offers what Django's choices do (`values`, `choices`, labelled as TextChoices labels an
+    unlabelled member), without Django: a model field takes its choices from it."""
+
+    @property
+    def values(cls) -> list[str]:
+        return [member.value for member in cls]  # type: ignore[var-annotated]
+
+    @property
+    def choices(cls) -> list[tuple[str, str]]:
+        return [(member.value, member.name.replace("_", " ").title()) for member in cls]  # type: ignore[var-annotated]
+
+
+class Outcome(StrEnum, metaclass=_ChoicesType):
+    """What became of a document, as its receipt and the API say: the one list of them (the receipt model's
+    choices, and `chats.models.Outcome`, are this)."""
+
+    # Received and stored, waiting for a worker to apply it (an asynchronous bulk ingest): it becomes one of the
+    # others, in the transaction that stores the conversation.
+    QUEUED = "queued"
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    REJECTED = "rejected"
+
+
+class Change(StrEnum):
+    """What a plan does to its conversation, as the planner decides it: the receipt's outcome (`outcome`) and the
+    audit event's action follow from it."""
+
+    CREATED = "created"
+    BRANCHED = "branched"  # it has more leaves than before
+    APPENDED = "appended"  # messages added, on no new branch
+    UPDATED = "updated"  # fields, feedback, verdicts or the active path changed, no message added
+    UNCHANGED = "unchanged"
+
+    @property
+    def outcome(self) -> Outcome:
+        if self is Change.CREATED:
+            return Outcome.CREATED
+        return Outcome.UNCHANGED if self is Change.UNCHANGED else Outcome.UPDATED
 
 
 def new_ref(index: int) -> int:
@@ -164,9 +207,21 @@ class FeedbackRow:
     feedback: c.Feedback
 
 
+@dataclass(frozen=True, slots=True)
+class Creation:
+    """The values a conversation a plan creates starts with, besides its fields and summary (both writers copy
+    them): its public id, when it was last active (the document's start, else when it is stored), its review state,
+    and that its search vector is still to be built (apart, by `chats.services.search.search_index`)."""
+
+    uuid: uuid.UUID
+    last_activity_at: datetime
+    review_status: str = "unreviewed"
+    search_stale: bool = True
+
+
 @dataclass
 class Plan:
-    outcome: str
+    change: Change
     external_id: str
     external_id_generated: bool
     fields: dict[str, Any]  # conversation columns to write: all of them when created, else the changed ones
@@ -190,10 +245,15 @@ class Plan:
     path_on: list[int] = field(default_factory=list)  # stored messages that join the active path
     path_off: list[int] = field(default_factory=list)  # stored messages that leave it
     warnings: list[dict[str, str]] = field(default_factory=list)
+    creation: Creation | None = None  # when the plan creates the conversation
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.change.outcome
 
     @property
     def created(self) -> bool:
-        return self.outcome == CREATED
+        return self.change is Change.CREATED
 
     @property
     def messages_added(self) -> int:

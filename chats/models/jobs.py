@@ -81,7 +81,7 @@ class ExportJob(models.Model):
 
 
 class ExportJobPart(models.Model):
-    """One chunk of an export job's result (about `chats.tasks.exports.PART_BYTES`), whole lines only."""
+    """One chunk of an export job's result (about `chats.services.export_jobs.PART_BYTES`), whole lines only."""
 
     job = models.ForeignKey(ExportJob, on_delete=models.CASCADE, related_name="parts")
     index = models.PositiveIntegerField()

@@ -18,19 +18,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chats import jsonio
+from chats.ingest import plans
 from chats.models.checks import choices_check
 from chats.models.conversations import Conversation
 from chats.models.sources import ApiKey, Source
 
-
-class Outcome(models.TextChoices):
-    # Received and stored, waiting for a worker to apply it (an asynchronous bulk ingest): it becomes one of the
-    # others, in the transaction that stores the conversation.
-    QUEUED = "queued"
-    CREATED = "created"
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
-    REJECTED = "rejected"
+# What became of a document: the one list of outcomes is the ingest package's (`chats.ingest.plans.Outcome`), and
+# the receipt's choices are made from it.
+Outcome = plans.Outcome
 
 
 class Sha256Field(models.CharField):  # type: ignore[type-arg]
@@ -152,7 +147,7 @@ class IngestionReceipt(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
-        constraints = [choices_check("receipt_outcome_valid", "outcome", Outcome)]
+        constraints = [models.CheckConstraint(condition=Q(outcome__in=Outcome.values), name="receipt_outcome_valid")]
         indexes = [
             # The admin's receipt list, newest first, per source.
             models.Index(fields=["source", "-created_at"], name="receipt_source_created_idx"),

@@ -176,7 +176,7 @@ def export_lines(queryset: QuerySet[Conversation], format: str, *, envelope: boo
 class BulkExport:
     """A bulk export as asked for: the format, the envelope, and the export's filters over the conversations the
     asker may read. The synchronous export (`GET /api/v1/export/`) streams `chunks()`; an export job
-    (chats.tasks.exports) stores the same chunks, so both give the same bytes for the same request."""
+    (chats.services.export_jobs, run by the task chats.tasks.exports) stores the same chunks, so both give the same bytes for the same request."""
 
     filterset: ExportFilter
     format: str

@@ -57,8 +57,6 @@ from chats.models import (
     IngestionReceipt,
     InjectedArtifact,
     Message,
-    Outcome,
-    ReviewStatus,
     Source,
     ToolCall,
 )
@@ -201,28 +199,14 @@ def _split(source: Source, items: list[_Item]) -> tuple[list[_Item], list[_Item]
     conversation another document of the batch already takes (by id, or by content when it has no id)."""
     parsed = [item for item in items if item.prepared.parsed is not None]
     targets = target_external_ids(source, [item.prepared for item in parsed])
-    batch: list[_Item] = []
-    later = [item for item in items if item.prepared.parsed is None]
-    taken_ids: set[str] = set()
-    taken_keys: set[uuid.UUID | None] = set()  # content keys of the id-less documents in the batch
-    taken_leaves: set[uuid.UUID | None] = set()  # and of their leaves
     for item, (external_id, generated) in zip(parsed, targets, strict=True):
         item.external_id, item.generated = external_id, generated
-        assert item.prepared.parsed is not None
-        keys: set[uuid.UUID | None] = set()
-        leaf: uuid.UUID | None = None
-        if generated:
-            # Another id-less document of the batch decides where this one goes when one is the other's prefix.
-            keys = {message.content_key for message in item.prepared.parsed.messages}
-            leaf = identity.leaf_message(item.prepared.parsed).content_key
-        if external_id in taken_ids or leaf in taken_keys or not keys.isdisjoint(taken_leaves):
-            later.append(item)
-            continue
-        taken_ids.add(external_id)
-        if generated:
-            taken_keys |= keys
-            taken_leaves.add(leaf)
-        batch.append(item)
+    conflicts = identity.batch_conflicts(
+        [(item.prepared.parsed, item.external_id, item.generated) for item in parsed if item.prepared.parsed]
+    )
+    batch = [item for item, conflict in zip(parsed, conflicts, strict=True) if not conflict]
+    later = [item for item in items if item.prepared.parsed is None]
+    later += [item for item, conflict in zip(parsed, conflicts, strict=True) if conflict]
     return batch, later
 
 
@@ -248,6 +232,7 @@ def _write_batch(sender: Sender, batch: list[_Item]) -> tuple[dict[int, IngestRe
             snapshots[item.row.pk] if item.row is not None else None,
             external_id=item.external_id,
             external_id_generated=item.generated,
+            now=now,
         )
 
     new = sorted((item for item in batch if item.row is None), key=lambda item: item.external_id)
@@ -274,13 +259,13 @@ def _write_batch(sender: Sender, batch: list[_Item]) -> tuple[dict[int, IngestRe
             warnings=_warnings(item),
             messages_added=plan.messages_added,
         )
-        if plan.outcome != Outcome.UNCHANGED:
+        if plan.change is not plans.Change.UNCHANGED:
             events.append(ingest_event(plan=plan, sender=sender, conversation=conversation, receipt=receipt))
     audit_insert(events)  # chained in this order, under one lock
     changed = [
         item.conversation.pk
         for item in written
-        if item.conversation is not None and item.plan is not None and item.plan.outcome != Outcome.UNCHANGED
+        if item.conversation is not None and item.plan is not None and item.plan.change is not plans.Change.UNCHANGED
     ]
     conversations_changed(sender=sender, conversation_ids=changed)
     return results, lost
@@ -331,8 +316,6 @@ def _insert_conversations(
     for item in new:
         assert item.plan is not None and item.prepared.parsed is not None
         conversation = new_conversation(source, item.prepared.parsed, item.plan, now)
-        conversation.uuid = uuid.uuid4()
-        conversation.review_status = ReviewStatus.UNREVIEWED
         instances[item.external_id] = conversation
     rows = ([getattr(conversation, name) for name in _CONVERSATION_COLUMNS] for conversation in instances.values())
     _copy(cursor, "bulk_conversations", _CONVERSATION_COLUMNS, rows, _JSON_COLUMNS, _NULLABLE_JSON)
@@ -418,7 +401,9 @@ def _column_types(cursor: psycopg.Cursor[Any], table: str, columns: Sequence[str
 
 def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) -> None:
     """COPY the new rows of every plan; change the rows that exist."""
-    planned = [(item, item.plan) for item in items if item.plan is not None and item.plan.outcome != Outcome.UNCHANGED]
+    planned = [
+        (item, item.plan) for item in items if item.plan is not None and item.plan.change is not plans.Change.UNCHANGED
+    ]
     message_ids = iter(_allocate(cursor, Message._meta.db_table, sum(len(plan.messages) for _, plan in planned)))
     call_ids = iter(_allocate(cursor, ToolCall._meta.db_table, sum(len(plan.calls) for _, plan in planned)))
     messages: list[tuple[Any, ...]] = []

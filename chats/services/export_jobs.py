@@ -3,21 +3,43 @@ format, envelope, filters and bytes as the synchronous export (`chats.selectors.
 
 Asking for a job is audited (`export_job.created`); downloading its result is audited as every export is
 (`conversation.exported`, through `chats.services.exports.export_record`).
+
+The worker runs `export_job_execute`: the bulk export's own chunks (`chats.selectors.exports.BulkExport.chunks`,
+the bytes the synchronous export streams), gathered into parts of about PART_BYTES stored in the database, in
+order, so that any app server streams the result back. It is idempotent: a job done (or failed) is left as it is; a
+job queued, or running when its task is delivered again (its worker died), starts over as a new attempt, its partial
+parts deleted first. An attempt that finds a newer one has taken the job over stops. A transient database error is
+raised, for the task to retry.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
 from chats.errors import InvalidInput
 from chats.filters import ExportFilter
-from chats.models import ApiKey, ExportJob, Source
+from chats.models import ApiKey, ExportJob, ExportJobPart, JobState, Source
+from chats.selectors.export_jobs import job_export
 from chats.selectors.exports import BULK_EXPORT_FORMATS, bulk_export, filters_query
 from chats.services.audit import Actor, audit_record, audited_write
+from chats.services.dispatch import EXPORT_JOB_RUN, task_send
 from chats.services.exports import export_record
 from chats.storable import pointer_token
+from chats.transient import TRANSIENT_ERRORS
+
+logger = logging.getLogger(__name__)
+
+# A part holds whole lines (conversations) and is cut once it reaches this size.
+PART_BYTES = 1024 * 1024
+# The job's progress is written every this many conversations.
+PROGRESS_EVERY = 100
+MAX_ERROR_LENGTH = 2000
 
 
 def _checked_filters(data: Any) -> dict[str, list[str]]:
@@ -106,9 +128,7 @@ def export_job_create(
     )
     # Queued once the job is saved (committed, unless the caller holds a transaction: the task then retries until
     # it finds the job); without a broker the export runs here, and the job is done when this returns.
-    from chats.tasks.exports import export_job_run
-
-    export_job_run.delay(job.pk)
+    task_send(EXPORT_JOB_RUN, job.pk)
     job.refresh_from_db()
     return job
 
@@ -122,3 +142,68 @@ def export_job_download_record(*, actor: Actor, job: ExportJob) -> None:
         filters={"job": str(job.uuid), **_audit_filters(job.filters)},
         count=job.total,
     )
+
+
+class _Superseded(Exception):
+    """A newer attempt owns the job."""
+
+
+def export_job_execute(job_id: int, *, part_bytes: int | None = None, progress_every: int | None = None) -> None:
+    """Run the export job `job_id` (see the module's docstring); what may fail for good marks it failed."""
+    part_bytes = part_bytes or PART_BYTES
+    progress_every = progress_every or PROGRESS_EVERY
+    with transaction.atomic():
+        job = ExportJob.objects.select_for_update().get(pk=job_id)
+        if job.state in (JobState.DONE, JobState.FAILED):
+            return
+        ExportJobPart.objects.filter(job_id=job.pk).delete()
+        attempt = job.attempt + 1
+        ExportJob.objects.filter(pk=job.pk).update(
+            state=JobState.RUNNING,
+            attempt=attempt,
+            started_at=timezone.now(),
+            finished_at=None,
+            total=None,
+            done=0,
+            size=0,
+            error="",
+        )
+    mine = ExportJob.objects.filter(pk=job.pk, attempt=attempt)
+
+    def update(**values: object) -> None:
+        if not mine.update(**values):
+            raise _Superseded
+
+    try:
+        export = job_export(job)
+        if errors := export.errors():
+            raise ValueError("; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items()))
+        update(total=export.queryset().count())
+        buffer, index, done, size = bytearray(), 0, 0, 0
+
+        def flush() -> None:
+            nonlocal index, size
+            update(size=F("size"))  # still ours: never write a part into a newer attempt
+            ExportJobPart.objects.create(job_id=job.pk, index=index, data=bytes(buffer))
+            index += 1
+            size += len(buffer)
+            buffer.clear()
+
+        for chunk in export.chunks():
+            buffer += chunk
+            done += 1
+            if len(buffer) >= part_bytes:
+                flush()
+            if done % progress_every == 0:
+                update(done=done, size=size + len(buffer))
+        if buffer:
+            flush()
+        update(state=JobState.DONE, done=done, size=size, finished_at=timezone.now())
+    except _Superseded:
+        logger.info("export job %s: attempt %s superseded by a newer one", job.pk, attempt)
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as error:
+        logger.exception("export job %s failed", job.pk)
+        message = f"{type(error).__name__}: {error}"[:MAX_ERROR_LENGTH]
+        mine.update(state=JobState.FAILED, error=message, finished_at=timezone.now())

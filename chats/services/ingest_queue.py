@@ -36,8 +36,10 @@ from chats import jsonio
 from chats.models import ApiKey, IngestionReceipt, Outcome, ReceiptPayload, Source
 from chats.services.audit import audited_write
 from chats.services.bulk_writer import conversations_ingest_bulk
-from chats.services.ingestion import TRANSIENT_ERRORS, failure_issue
+from chats.services.dispatch import INGEST_QUEUED, task_send
+from chats.services.ingestion import failure_issue
 from chats.services.receipts import receipt_payloads_save
+from chats.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -79,9 +81,7 @@ def receipts_enqueue(
 
 def queued_send(receipt_ids: Sequence[int]) -> None:
     """Send the task that applies these queued receipts (run inline when no broker is configured)."""
-    from chats.tasks.ingest import ingest_queued  # the tasks module imports this one
-
-    ingest_queued.delay(list(receipt_ids))
+    task_send(INGEST_QUEUED, list(receipt_ids))
 
 
 def queued_receipts_ingest(*, receipt_ids: Sequence[int]) -> int:
@@ -125,6 +125,16 @@ def queued_receipts_fail(*, receipt_ids: Sequence[int], errors: list[dict[str, s
     return IngestionReceipt.objects.filter(pk__in=receipt_ids, outcome=Outcome.QUEUED).update(
         outcome=Outcome.REJECTED, errors=errors
     )
+
+
+def queued_receipts_exhausted(*, receipt_ids: Sequence[int], attempts: int, error: BaseException) -> int:
+    """The task's retries are spent (`chats.tasks.ingest`): what is still queued among these receipts is rejected,
+    saying that the database was unavailable through `attempts` attempts and that the document is to be sent again."""
+    message = (
+        f"the database was unavailable through {attempts} attempts ({type(error).__name__}); nothing of "
+        "the document was stored: send it again"
+    )
+    return queued_receipts_fail(receipt_ids=receipt_ids, errors=[{"path": "", "message": message}])
 
 
 @audited_write

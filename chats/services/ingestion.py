@@ -9,7 +9,7 @@ rules (`queue_rules.rules_apply`) to the conversations they created or changed, 
 
 A document that fails while it is written (a value the database refuses, a trigger, any error that sending it
 again would not heal) is rejected alone by `conversation_store`, in its own savepoint, with the reason
-(`failure_issue`); only a transient database error (`TRANSIENT_ERRORS`) is raised, for the caller to retry.
+(`failure_issue`); only a transient database error (`chats.transient.TRANSIENT_ERRORS`) is raised, for the caller to retry.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -42,15 +42,22 @@ from chats.services.audit import Actor, SourceActor, audit_event, audit_insert, 
 from chats.services.documents import Prepared, document_prepare
 from chats.services.plan_writer import write_plan
 from chats.services.queue_rules import rules_apply
-from chats.services.receipts import Decision, Sender, receipt_create, receipts_queued_again_on_error
+from chats.services.receipts import (
+    Decision,
+    Sender,
+    receipt_create,
+    receipt_reject_raw,
+    receipts_queued_again_on_error,
+)
 from chats.services.search import search_index_soon
+from chats.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class IngestResult:
-    outcome: str
+    outcome: Outcome
     format: str
     external_id: str
     receipt: IngestionReceipt
@@ -59,6 +66,7 @@ class IngestResult:
     errors: list[dict[str, str]] = field(default_factory=list)
     messages_added: int = 0
     over_limit: bool = False
+    decoded: bool = True  # False: an NDJSON line that is not JSON (`line_reject`), so no document at all
 
 
 def conversation_ingest(
@@ -114,17 +122,12 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
                 conversations_changed(sender=sender, conversation_ids=[conversation.pk])
     except c.ParseError as error:
         return reject(sender, prepared, error.errors)
-    except IntegrityError:
-        # What the planner checks, a constraint refused (a digest collision crafted into one document's ids, or a
-        # race lost twice): the document is refused whole, and can be sent again.
-        return reject(sender, prepared, [c.Issue("", "the document conflicts with what is stored; nothing was stored")])
     except TRANSIENT_ERRORS:
         raise  # the database, not the document: the caller tries again (a worker's task retries)
     except Exception as error:
-        # The document's own failure, which sending it again would not heal (PostgreSQL refused one of its values,
-        # or a trigger did): it alone is rejected, its receipt says why, and the bytes stay in its payload.
-        logger.exception("ingest: storing one document failed; it is rejected")
-        return reject(sender, prepared, [failure_issue(error)])
+        if not isinstance(error, IntegrityError):
+            logger.exception("ingest: storing one document failed; it is rejected")
+        return reject(sender, prepared, [rejection_issue(error)])
     return IngestResult(
         outcome=plan.outcome,
         format=parsed.format,
@@ -136,12 +139,18 @@ def conversation_store(*, sender: Sender, prepared: Prepared) -> IngestResult:
     )
 
 
-# Failures that can heal: the server restarting, a connection dropped, a deadlock or a serialization failure (both
-# OperationalError). The work is tried again (a worker's task retries with backoff, up to a bound). Any other
-# error while one document is written is that document's own: it is rejected with the reason.
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
-
 _REASON_CHARS = 300
+
+CONFLICT = c.Issue("", "the document conflicts with what is stored; nothing was stored")
+
+
+def rejection_issue(error: BaseException) -> c.Issue:
+    """Why a document whose writing failed is rejected (the writers' one rule). A constraint refused what the
+    planner checks (a digest collision crafted into one document's ids, or a race lost twice): it conflicts with
+    what is stored, and can be sent again. Any other failure is the document's own, which sending it again would not
+    heal (PostgreSQL refused one of its values, or a trigger did): its receipt says why (`failure_issue`), and the
+    bytes stay in its payload. Transient errors are never a document's (see `chats.transient`)."""
+    return CONFLICT if isinstance(error, IntegrityError) else failure_issue(error)
 
 
 def failure_issue(error: BaseException) -> c.Issue:
@@ -169,6 +178,15 @@ def reject(sender: Sender, prepared: Prepared, errors: Sequence[c.Issue]) -> Ing
     )
 
 
+def line_reject(*, sender: Sender, line: bytes, error: c.Issue) -> IngestResult:
+    """An NDJSON line that is not JSON: no document, so no id or format, but a rejected outcome and a receipt that
+    keeps the line's bytes, as every refused document has."""
+    receipt = receipt_reject_raw(source=sender.source, api_key=sender.api_key, body=line, errors=[error])
+    return IngestResult(
+        outcome=Outcome.REJECTED, format="", external_id="", receipt=receipt, errors=[error.as_dict()], decoded=False
+    )
+
+
 def _plan_and_write(source: Source, prepared: Prepared) -> tuple[plans.Plan, Conversation]:
     parsed = prepared.parsed
     assert parsed is not None
@@ -184,7 +202,7 @@ def _plan_and_write(source: Source, prepared: Prepared) -> tuple[plans.Plan, Con
             .first()
         )
         stored = stored_snapshots([row])[row.pk] if row is not None else None
-        plan = planner.plan_document(parsed, stored, external_id=external_id, external_id_generated=generated)
+        plan = planner.plan_document(parsed, stored, external_id=external_id, external_id_generated=generated, now=now)
         try:
             with transaction.atomic():
                 return plan, write_plan(source, parsed, plan, row, now)
@@ -236,18 +254,17 @@ def target_external_ids(source: Source, prepared: Sequence[Prepared]) -> list[tu
             .order_by("conversation_id")
             .values_list("content_key", "conversation_id", "conversation__external_id", "has_children")
         )
-        for key, conversation_id, external_id, children in rows:
-            match = identity.IdlessMatch(conversation_id, external_id, not children)
-            if key is not None and (key not in found or (match.is_leaf and not found[key].is_leaf)):
-                found[key] = match
+        found = identity.idless_matches(
+            (key, identity.IdlessMatch(conversation_id, external_id, not children))
+            for key, conversation_id, external_id, children in rows
+        )
     targets = []
     for p in prepared:
         if p.external_id:
             targets.append((p.external_id, False))
             continue
         assert p.parsed is not None
-        target = identity.idless_target(p.parsed, found)
-        targets.append((target.external_id if target else identity.generated_external_id(p.parsed), True))
+        targets.append((identity.document_target(p.parsed, found), True))
     return targets
 
 
@@ -305,6 +322,15 @@ def sender_actor(sender: Sender) -> Actor:
     return sender.actor if sender.actor is not None else SourceActor(sender.source)
 
 
+# The audit action of each change a plan makes (an unchanged conversation records none).
+_INGEST_ACTIONS = {
+    plans.Change.CREATED: "conversation.created",
+    plans.Change.BRANCHED: "conversation.branched",
+    plans.Change.APPENDED: "conversation.appended",
+    plans.Change.UPDATED: "conversation.updated",
+}
+
+
 def ingest_event(
     *, plan: plans.Plan, sender: Sender, conversation: Conversation, receipt: IngestionReceipt
 ) -> AuditEvent:
@@ -314,8 +340,8 @@ def ingest_event(
     before = jsonable(plan.before) if plan.before is not None else None
     # Whether it is a policy violation: said when it is first judged, and whenever an ingestion changes it.
     violation = plan.summary["policy_violation"]
+    action = _INGEST_ACTIONS[plan.change]
     if before is None:
-        action = "conversation.created"
         after |= {"external_id": conversation.external_id, "format": conversation.input_format}
         if violation is not None:
             after["policy_violation"] = violation
@@ -323,12 +349,6 @@ def ingest_event(
         after |= {name: jsonable(value) for name, value in plan.fields.items()}
         if "policy_violation" in before:
             after["policy_violation"] = violation
-        if after["branch_count"] > before["branch_count"]:
-            action = "conversation.branched"
-        elif plan.messages_added:
-            action = "conversation.appended"
-        else:
-            action = "conversation.updated"
     if plan.feedback_withdrawn:
         after["feedback_withdrawn"] = [
             {"origin": f.origin, "score": f.score, "comment": f.comment} for f in plan.feedback_withdrawn

@@ -27,7 +27,6 @@ from chats.models import (
     Feedback,
     InjectedArtifact,
     Message,
-    Outcome,
     Source,
     ToolCall,
 )
@@ -177,8 +176,11 @@ def plan_rows(plan: plans.Plan, conversation_id: int, refs: Refs, now: datetime)
 
 
 def new_conversation(source: Source, parsed: c.Conversation, plan: plans.Plan, now: datetime) -> Conversation:
-    """The unsaved row of a conversation a plan creates."""
+    """The unsaved row of a conversation a plan creates, with the values the planner gave it (`plan.creation`)."""
+    creation = plan.creation
+    assert creation is not None, "a plan that creates its conversation"
     return Conversation(
+        uuid=creation.uuid,
         source=source,
         external_id=plan.external_id,
         external_id_digest=Conversation.digest_of(plan.external_id),
@@ -187,8 +189,9 @@ def new_conversation(source: Source, parsed: c.Conversation, plan: plans.Plan, n
         active_leaf_key=plan.active_leaf_key or "",
         created_at=now,
         updated_at=now,
-        last_activity_at=parsed.started_at or now,
-        search_stale=True,  # its search vector is built apart (chats.services.search.search_index)
+        last_activity_at=creation.last_activity_at,
+        review_status=creation.review_status,
+        search_stale=creation.search_stale,
         **plan.fields,
         **plan.summary,
     )
@@ -212,7 +215,7 @@ def plan_apply_changes(plan: plans.Plan, conversation: Conversation, refs: Refs,
         Message.objects.filter(pk__in=plan.path_off).update(on_active_path=False)
     if plan.path_on:
         Message.objects.filter(pk__in=plan.path_on).update(on_active_path=True)
-    if plan.created or plan.outcome == Outcome.UNCHANGED:
+    if plan.created or plan.change is plans.Change.UNCHANGED:
         return
     for name, value in (plan.fields | plan.summary).items():
         setattr(conversation, name, value)
@@ -252,7 +255,7 @@ def write_plan(
     else:
         assert row is not None
         conversation = row
-    if plan.outcome == Outcome.UNCHANGED:
+    if plan.change is plans.Change.UNCHANGED:
         return conversation
     refs = Refs(_allocate_ids(Message, len(plan.messages)), _allocate_ids(ToolCall, len(plan.calls)))
     rows = plan_rows(plan, conversation.pk, refs, now)

@@ -16,13 +16,15 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from chats.errors import InvalidInput, NotAllowed
+from chats.errors import DomainError, InvalidInput, NotAllowed
 from chats.filters import conversation_filter_checked
-from chats.models import Conversation, Queue, QueueRule, QueueRuleRun
+from chats.models import Conversation, JobState, Queue, QueueRule, QueueRuleRun
 from chats.review.sampling import rule_takes
 from chats.roles import person_roles
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
+from chats.services.dispatch import QUEUE_RULE_RUN, task_send
 from chats.services.review import ADD_BATCH, queue_add_conversation_ids
+from chats.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -168,18 +170,42 @@ def _matching(rule: QueueRule) -> tuple[QuerySet[Conversation] | None, list[dict
 
 def rule_run_request(*, actor: User, rule: QueueRule) -> QueueRuleRun:
     """Ask for a run of the rule over everything stored (leads only), carried out by a worker
-    (`chats.tasks.rules`, through `rule_run`): the run's record, done when this returns if there is no broker.
+    (`chats.tasks.rules`, through `rule_run_execute`): the run's record, done when this returns if there is no broker.
     A rule whose filters no longer validate is refused now rather than by the worker."""
     _ensure_lead(actor)
     _, errors = _matching(rule)
     if errors:
         raise InvalidInput(errors)
     run = QueueRuleRun.objects.create(rule=rule, requested_by=actor)
-    from chats.tasks.rules import queue_rule_run
-
-    queue_rule_run.delay(run.pk)
+    task_send(QUEUE_RULE_RUN, run.pk)
     run.refresh_from_db()
     return run
+
+
+def rule_run_execute(run_id: int) -> None:
+    """Carry out the run `run_id` (the task `chats.tasks.rules.queue_rule_run`) through `rule_run`; a rule the
+    service refuses marks it failed with the reason, and a transient database error is raised for the task to retry.
+
+    Idempotent: a run done (or failed) is left as it is. The conversations are added and the run marked done in one
+    transaction, so a run delivered again after its worker died either finds it done or starts over; and a queue
+    never holds a conversation twice (`queue_item_unique_conversation`; `rule_run` adds only what the queue lacks),
+    so a second run of a rule adds nothing the first added."""
+    run = QueueRuleRun.objects.select_related("rule__queue", "requested_by").get(pk=run_id)
+    if run.state in (JobState.DONE, JobState.FAILED):
+        return
+    runs = QueueRuleRun.objects.filter(pk=run.pk)
+    runs.update(state=JobState.RUNNING, started_at=timezone.now())
+    try:
+        with transaction.atomic():
+            added = rule_run(actor=run.requested_by, rule=run.rule, run=run)
+            runs.update(state=JobState.DONE, added=added, finished_at=timezone.now())
+    except TRANSIENT_ERRORS:
+        raise
+    except DomainError as error:
+        runs.update(state=JobState.FAILED, error="; ".join(error.messages), finished_at=timezone.now())
+    except Exception as error:
+        logger.exception("queue rule run %s failed", run.pk)
+        runs.update(state=JobState.FAILED, error=f"{type(error).__name__}: {error}", finished_at=timezone.now())
 
 
 @audited_write

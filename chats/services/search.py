@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 
 from chats.models import SEARCH_DOCUMENT_SQL, SEARCH_TEXT_LIMIT, Conversation
+from chats.services.dispatch import SEARCH_INDEX_STALE, task_send
 
 logger = logging.getLogger(__name__)
 
@@ -71,9 +72,15 @@ def search_index_soon() -> None:
 
 
 def _send() -> None:
-    from chats.tasks.search import index_stale
-
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        index_stale.delay()
+        task_send(SEARCH_INDEX_STALE)
     elif cache.add(SCHEDULED_KEY, 1, timeout=SCHEDULE_DELAY_SECONDS):
-        index_stale.apply_async(countdown=SCHEDULE_DELAY_SECONDS)
+        task_send(SEARCH_INDEX_STALE, countdown=SCHEDULE_DELAY_SECONDS)
+
+
+def search_index_scheduled() -> int:
+    """The indexing task (`chats.tasks.search.index_stale`): every stale conversation's vector. Idempotent: what is
+    built is no longer stale, and rows another indexer or an ingestion holds are skipped until the next run. It
+    lets the burst's key go as it starts, so that what is ingested while it runs sends the next task."""
+    cache.delete(SCHEDULED_KEY)
+    return search_index_stale()

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from chats.export import FORMATS
 from chats.models import AuditEvent, ExportJob, ExportJobPart, JobState, Source
 from chats.selectors import export_jobs as job_selectors
+from chats.services import export_jobs
 from chats.tasks import exports as export_tasks
 from tests.factories import make_conversation, make_labels
 
@@ -81,8 +82,8 @@ def test_a_job_downloads_the_bytes_the_synchronous_export_streams(auditor: User,
 def test_a_result_is_stored_in_ordered_parts_and_streamed_back_in_order(
     reviewer: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(export_tasks, "PART_BYTES", 1)  # a part per conversation
-    monkeypatch.setattr(export_tasks, "PROGRESS_EVERY", 1)
+    monkeypatch.setattr(export_jobs, "PART_BYTES", 1)  # a part per conversation
+    monkeypatch.setattr(export_jobs, "PROGRESS_EVERY", 1)
     monkeypatch.setattr(job_selectors, "PARTS_PER_READ", 2)  # the download reads more than once
     client = signed_in(reviewer)
     job = ask(client, {"format": "chat_document"}).json()
@@ -103,7 +104,7 @@ def test_the_task_writes_progress_every_n_conversations(reviewer: User, source: 
     job = ExportJob.objects.create(requested_by=reviewer, format="openai")
 
     with CaptureQueriesContext(connection) as queries:
-        export_tasks.export_job_execute(job.pk, progress_every=2)
+        export_jobs.export_job_execute(job.pk, progress_every=2)
 
     written = [
         int(match.group(1))
@@ -274,7 +275,7 @@ def test_a_transient_database_error_retries_the_task_which_then_finishes_the_job
             raise failures.pop()
         return real(job)
 
-    monkeypatch.setattr(export_tasks, "job_export", once_unreachable)
+    monkeypatch.setattr(export_jobs, "job_export", once_unreachable)
     monkeypatch.setattr(export_tasks.export_job_run, "retry_backoff", False)
 
     export_tasks.export_job_run.apply(args=(job.pk,), throw=False)

@@ -8,6 +8,7 @@ gives exactly the new messages; the policy verdicts after a resend are those of 
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import given
@@ -17,6 +18,9 @@ from chats import ingest
 from chats.ingest import canonical as c
 from chats.ingest import identity, planner
 from chats.ingest.plans import (
+    Change,
+    Creation,
+    Outcome,
     Plan,
     Stored,
     StoredArtifact,
@@ -26,6 +30,8 @@ from chats.ingest.plans import (
     new_index,
 )
 
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
 
 def parse(document: Any) -> c.Conversation:
     parsed = ingest.parse_document(document)
@@ -34,7 +40,7 @@ def parse(document: Any) -> c.Conversation:
 
 
 def plan(document: Any, stored: Stored | None) -> Plan:
-    return planner.plan_document(parse(document), stored, external_id="conversation")
+    return planner.plan_document(parse(document), stored, external_id="conversation", now=NOW)
 
 
 def apply(result: Plan, stored: Stored | None, input_format: str) -> Stored:
@@ -166,6 +172,8 @@ def test_plan_apply_and_plan_again_changes_nothing(history: list[dict[str, Any]]
 
     assert first.outcome == "created" and first.messages_added == len(history)
     assert again.outcome == "unchanged" and again.messages_added == 0
+    assert (first.change, again.change) == (Change.CREATED, Change.UNCHANGED)
+    assert again.creation is None
 
 
 @given(histories, st.integers(1, 8))
@@ -183,7 +191,7 @@ def test_an_extension_adds_exactly_the_new_messages(history: list[dict[str, Any]
 
     extended = plan(history + more, stored)
 
-    assert extended.outcome == "updated"
+    assert extended.outcome == "updated" and extended.change is Change.APPENDED
     assert [row.message.raw for row in extended.messages] == more
     assert [row.depth for row in extended.messages] == list(range(len(history), len(history) + len(more)))
     assert all(row.on_active_path for row in extended.messages)
@@ -212,6 +220,9 @@ def test_a_document_that_differs_after_some_message_branches_there(history: list
     [row] = branched.messages
     assert row.depth == keep and row.on_active_path
     assert branched.summary["branch_count"] == (0 if keep == len(history) else 1)
+    # The planner says which: a new leaf beside the stored one branches, one after it appends.
+    assert branched.change is (Change.APPENDED if keep == len(history) else Change.BRANCHED)
+    assert branched.outcome is Outcome.UPDATED
     # Nothing stored is deleted: the old leaf leaves the active path, and stays.
     if keep < len(history):
         assert branched.path_off and branched.summary["message_count"] == len(history) + 1
@@ -232,6 +243,7 @@ def test_imported_feedback_follows_the_latest_document(history: list[dict[str, A
     assert sorted(score for score in stored_scores if score is not None) == sorted(score for score in later if score)
     assert second.summary["score_up"] == later.count(1) and second.summary["score_down"] == later.count(-1)
     assert (second.outcome == "unchanged") == (scores == later)
+    assert second.change is (Change.UNCHANGED if scores == later else Change.UPDATED)
 
 
 def test_a_linear_document_sharing_nothing_continues_after_the_active_leaf() -> None:
@@ -332,3 +344,20 @@ def test_a_conversation_without_a_context_has_no_verdicts() -> None:
 
     assert [row.verdict for row in result.artifacts] == [None]
     assert result.summary["policy_violation"] is None and result.context_ids is None
+
+
+def test_a_new_conversation_gets_its_starting_values_from_the_planner() -> None:
+    started = datetime(2025, 5, 6, 7, 8, 9, tzinfo=UTC)
+    dated = plan(chat_document([{"role": "user", "content": "hi"}]) | {"start_time": started.isoformat()}, None)
+    undated = plan([{"role": "user", "content": "hi"}], None)
+
+    assert dated.creation is not None and undated.creation is not None
+    assert undated.creation == Creation(uuid=undated.creation.uuid, last_activity_at=NOW)
+    assert (undated.creation.review_status, undated.creation.search_stale) == ("unreviewed", True)
+    assert dated.creation.last_activity_at == started and dated.creation.uuid != undated.creation.uuid
+
+
+def test_the_outcomes_offer_django_choices_without_django() -> None:
+    assert Outcome.values == ["queued", "created", "updated", "unchanged", "rejected"]
+    assert Outcome.choices[0] == ("queued", "Queued")
+    assert [change.outcome for change in Change] == ["created", "updated", "updated", "updated", "unchanged"]

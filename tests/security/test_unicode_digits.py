@@ -11,7 +11,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from chats.admin.audit import target_url
-from chats.integers import IntegerFormField, IntegerSerializerField
+from chats.api.fields import IntegerSerializerField
+from chats.form_fields import IntegerFormField
 from chats.models import AuditEvent, Conversation, Feedback, Queue, QueueItem, Review, Source
 from chats.selectors.audit import audit_rows
 from tests import factories

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 
 from chats.models import AuditEvent, ExportJob, Source
 from chats.services.audit import audit_scope
-from chats.tasks.exports import export_job_execute
+from chats.services.export_jobs import export_job_execute
 from tests.security.audit_paths import World, WritePath, check_write_path, declared_in, expect, make_world, write_path
 
 pytestmark = pytest.mark.django_db
@@ -70,7 +70,7 @@ def _job_after(format: str, filters: dict[str, Any] | None = None, envelope: boo
     return {"format": format, "envelope": envelope, "filters": filters or {}}
 
 
-@write_path("POST api:export-jobs", "service export_job_create")
+@write_path("POST api:export-jobs", "service export_job_create", "service task_send", "service export_job_execute")
 def api_asks_for_an_export_job(w: World) -> list[dict[str, Any]]:
     body = {"format": "training", "filters": {"status": "unreviewed", "source": [w.source.name]}}
     response = w.api(w.reviewer).post("/api/v1/export/jobs/", data=json.dumps(body), content_type="application/json")

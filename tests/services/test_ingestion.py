@@ -256,6 +256,22 @@ def test_a_failure_in_the_middle_of_a_conversation_leaves_nothing_stored(source,
 
 
 @pytest.mark.django_db
+def test_a_constraint_the_database_enforces_rejects_the_document_as_a_conflict(source, monkeypatch):
+    def conflict(plan: Any, conversation: Conversation, *args: object) -> None:
+        # A second row for the same conversation: PostgreSQL's unique constraint refuses it (an IntegrityError).
+        Conversation.objects.create(
+            source=source, external_id="other", external_id_digest=conversation.external_id_digest
+        )
+
+    monkeypatch.setattr(plan_writer, "plan_apply_changes", conflict)
+    result = ingest(source, chat_document(HISTORY))
+
+    assert result.outcome == "rejected"
+    assert result.errors == [{"path": "", "message": "the document conflicts with what is stored; nothing was stored"}]
+    assert Conversation.objects.count() == 0 and IngestionReceipt.objects.get().outcome == "rejected"
+
+
+@pytest.mark.django_db
 def test_masterbrain_human_feedback_is_imported_once(source):
     document = chat_document(HISTORY) | {
         "human_feedback": [

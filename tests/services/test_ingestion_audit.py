@@ -150,6 +150,13 @@ def api_ingest_of_refused_documents_writes_no_event(w: World) -> list[dict[str, 
     return []
 
 
+@write_path("POST api:ingest-bulk", "service line_reject", "service receipt_reject_raw")
+def api_bulk_ndjson_line_that_is_not_json_writes_no_event(w: World) -> list[dict[str, Any]]:
+    response = w.api().post("/api/v1/ingest/bulk/", data=b"{oops\n", content_type="application/x-ndjson")
+    assert response.status_code == 200 and response.json()["results"][0]["outcome"] == "rejected"
+    return []
+
+
 def _bulk_ingest(w: World, query: str) -> list[dict[str, Any]]:
     """One event per conversation a bulk request created or changed, none for one it left unchanged; the same
     whether the request stores the documents (sync) or a worker does after it (async)."""
@@ -230,6 +237,7 @@ def api_async_bulk_ingest_writes_the_same_events_once_a_worker_applies_it(w: Wor
 @write_path(
     "POST api:ingest-bulk",
     "service receipts_queued_again_on_error",
+    "service rejection_issue",
     "service failure_issue",
     "service queued_receipts_fail",
     postgres=True,

@@ -85,7 +85,12 @@ def api_deletes_a_queue_rule(w: World) -> list[dict[str, Any]]:
 
 
 @write_path(
-    "POST api:queue-rule-run", "service rule_run_request", "service rule_run", "service queue_add_conversation_ids"
+    "POST api:queue-rule-run",
+    "service rule_run_request",
+    "service task_send",
+    "service rule_run_execute",
+    "service rule_run",
+    "service queue_add_conversation_ids",
 )
 def api_runs_a_queue_rule(w: World) -> list[dict[str, Any]]:
     queue = review_queue(w)

@@ -10,9 +10,10 @@ from django.contrib.auth.models import User
 from django.db import OperationalError
 
 from chats.models import AuditEvent, JobState, Queue, QueueItem, QueueRuleRun, Source
-from chats.services.queue_rules import rule_create, rule_run
+from chats.services import queue_rules
+from chats.services.queue_rules import rule_create, rule_run, rule_run_execute
 from chats.tasks import rules as rule_tasks
-from chats.tasks.rules import queue_rule_run, queue_rule_run_execute
+from chats.tasks.rules import queue_rule_run
 from tests.factories import make_conversation
 from tests.factories.review import make_lead, make_queue
 
@@ -38,7 +39,7 @@ def test_running_the_task_twice_leaves_the_same_items(lead: User, queue: Queue, 
     rule = rule_create(actor=lead, queue=queue, name="All", filters={})
     run = QueueRuleRun.objects.create(rule=rule, requested_by=lead)
 
-    queue_rule_run_execute(run.pk)
+    rule_run_execute(run.pk)
     first = items(queue)
     queue_rule_run(run.pk)  # the same run delivered again: left as it is
     run.refresh_from_db()
@@ -49,7 +50,7 @@ def test_running_the_task_twice_leaves_the_same_items(lead: User, queue: Queue, 
 
     # A run left running by a worker that died starts over and adds nothing twice.
     QueueRuleRun.objects.filter(pk=run.pk).update(state=JobState.RUNNING)
-    queue_rule_run_execute(run.pk)
+    rule_run_execute(run.pk)
     run.refresh_from_db()
     assert items(queue) == first
     assert (run.state, run.added) == (JobState.DONE, 0)
@@ -65,7 +66,7 @@ def test_a_run_asked_for_by_someone_no_longer_a_lead_fails_with_the_reason(
     run = QueueRuleRun.objects.create(rule=rule, requested_by=lead)
     lead.groups.clear()
 
-    queue_rule_run_execute(run.pk)
+    rule_run_execute(run.pk)
 
     run.refresh_from_db()
     assert (run.state, run.added, run.error) == (JobState.FAILED, None, "Only leads manage a queue's rules.")
@@ -85,7 +86,7 @@ def test_a_transient_database_error_retries_the_run(
             raise failures.pop()
         return rule_run(**kwargs)
 
-    monkeypatch.setattr(rule_tasks, "rule_run", once_unreachable)
+    monkeypatch.setattr(queue_rules, "rule_run", once_unreachable)
     monkeypatch.setattr(rule_tasks.queue_rule_run, "retry_backoff", False)
 
     rule_tasks.queue_rule_run.apply(args=(run.pk,), throw=False)
