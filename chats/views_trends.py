@@ -152,6 +152,8 @@ def chart_layout(figure: Figure, span: Range) -> dict[str, Any]:
         "width": LABEL_WIDTH + PLOT_WIDTH + 10,
         "height": max(len(rows) * (ROW_HEIGHT + ROW_GAP), ROW_HEIGHT),
         "label_x": LABEL_WIDTH - 8,
+        "plot_x1": LABEL_WIDTH,
+        "plot_x2": LABEL_WIDTH + PLOT_WIDTH,
         "heads": [bucket_label(span, start) for start in starts],
         "axis": [
             {"x": LABEL_WIDTH + position * slot, "text": start.strftime("%m-%d")}
