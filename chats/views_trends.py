@@ -55,10 +55,10 @@ def trends_range(data: Any, today: dt.date) -> tuple[Range, dict[str, str]]:
     bucket: Bucket = "day" if form.cleaned_data["bucket"] == "day" else "week"
     last = form.cleaned_data["date_to"] or today
     first = form.cleaned_data["date_from"]
+    periods = DEFAULT_PERIODS[bucket]
+    if data.get("periods", "") != "":  # checked even when date_from sets the range
+        periods = require_int(data["periods"], name="periods", minimum=1, maximum=MAX_PERIODS[bucket])
     if first is None:
-        periods = DEFAULT_PERIODS[bucket]
-        if data.get("periods", "") != "":
-            periods = require_int(data["periods"], name="periods", minimum=1, maximum=MAX_PERIODS[bucket])
         step = 1 if bucket == "day" else 7
         first = last - dt.timedelta(days=step * (periods - 1))
     if first > last:
