@@ -9,7 +9,7 @@ PY := $(BIN)/python
 PYTHON ?= $(shell ./scripts/find-python)
 export PYTEST_ADDOPTS ?=
 
-.PHONY: help run worker test test-all check lint bench cluster fuzz venv dev-venv browser redis nginx migrate clean
+.PHONY: help run worker test test-all check lint bench cluster fuzz venv dev-venv browser redis nginx migrate clean screenshots
 
 # The suite runs on every core (pytest-xdist, a test database per worker); tests that share one fixed resource (a
 # Redis database they flush) name an xdist_group and run one at a time on one worker.
@@ -24,6 +24,7 @@ help:
 	@echo "make check  the inner loop: lint, types and every test but the browser, server and slow ones, in parallel"
 	@echo "make lint   ruff, mypy and the import contracts (lint-imports) only"
 	@echo "make bench  run the benchmarks against PostgreSQL"
+	@echo "make screenshots  regenerate the README's screenshots (docs/screenshot-*.png) in both themes, in Chromium"
 	@echo "make cluster  two app servers behind nginx: a minute of load through them (and one alone), the shared state"
 	@echo "make fuzz   the fuzz and query-string suites with many more examples, random each run (nightly)"
 
@@ -108,6 +109,10 @@ check: lint redis
 	@db=$$(./scripts/test-database-url); \
 	echo "==> Tests run on: $${db%%\?*}"; \
 	DATABASE_URL="$$db" FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-10} $(BIN)/pytest $(PARALLEL) -m "not browser and not servers and not slow" --durations=10 $(PYTEST_ARGS)
+
+# The README's screenshots, from the browser test fixtures (tests/browser/test_screenshots.py), light and dark.
+screenshots: dev-venv browser
+	MB_SCREENSHOT=1 $(PY) -m pytest -p no:cacheprovider -q tests/browser/test_screenshots.py
 
 bench: dev-venv redis
 	$(PY) bench/run.py $(BENCH_ARGS)

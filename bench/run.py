@@ -1039,6 +1039,34 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
     _ = source_id
 
 
+def trends_reads(table: Table, scale: Scale) -> None:
+    """The Trends page (/trends/) over the P4 rows: 12 weeks and 30 days up to the latest conversation (with the
+    two busiest models compared, as the page does by default); each a handful of grouped queries over the range's conversations
+    (chats.selectors.trends), read through the (last_activity_at) index."""
+    from django.db.models import Max
+    from django.test import Client
+
+    from chats.models import Conversation
+
+    client = Client()
+    client.force_login(_bench_admin())
+    latest = Conversation.objects.aggregate(latest=Max("last_activity_at"))["latest"]
+    last = latest.date().isoformat() if latest else date.today().isoformat()
+    for label, query in (
+        ("12 weeks", {"date_to": last}),
+        ("30 days", {"bucket": "day", "date_to": last}),
+        # The longest range the page allows: the cost follows the conversations in the range, not the table's size.
+        ("104 weeks", {"date_to": last, "periods": "104"}),
+    ):
+        times, count, status, _ = _timed_get(client, "/trends/?" + urlencode(query), scale.repeats)
+        table.add(
+            f"P4 trends page, {label}",
+            f"p50 {ms(pct(times, 0.5))} p95 {ms(pct(times, 0.95))}, {count} q (HTTP {status})",
+            "goal: p95 < 150 ms",
+            verdict(status == 200 and pct(times, 0.95) < 0.150),
+        )
+
+
 def not_indexed_backlog(table: Table, scale: Scale, client: Any) -> None:
     """The list while the indexer is behind by NOT_INDEXED_BACKLOG conversations (page and API: the count of them
     they show reads the partial index on stale rows, up to its bound, whatever the backlog); then full-text search
@@ -1321,6 +1349,7 @@ def main() -> int:
         if args.only == "p4":
             source_id = load_scale(table, scale, url)
             scale_reads(table, scale, source_id)
+            trends_reads(table, scale)
             if "audit" not in skip:
                 audit_reads(table, scale, url)
             connections.close_all()
@@ -1453,6 +1482,7 @@ def main() -> int:
             call_command("index_search", stdout=io.StringIO())
             source_id = load_scale(table, scale, url)
             scale_reads(table, scale, source_id)
+            trends_reads(table, scale)
         if "audit" not in skip:
             audit_reads(table, scale, url)
         if "l1" not in skip:

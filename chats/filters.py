@@ -331,6 +331,16 @@ class ConversationFilter(django_filters.FilterSet):
         help_text="`true` or `false` (or `1` or `0`).",
     )
     tool_name = django_filters.CharFilter(method="filter_tool_name", label="Tool name")
+    # The Trends page's tool health points: a warning of one tool's own calls (has_warnings with tool_name would
+    # also list a conversation whose unanswered call is of another tool).
+    unanswered_tool = django_filters.CharFilter(
+        method="filter_unanswered_tool", label="Unanswered call of tool", help_text="A tool's name, exactly."
+    )
+    invalid_arguments_tool = django_filters.CharFilter(
+        method="filter_invalid_arguments_tool",
+        label="Invalid arguments to tool",
+        help_text="A tool's name, exactly: conversations with a call of it whose arguments are not valid JSON.",
+    )
     artifact_id = django_filters.CharFilter(
         method="filter_artifact_id", label="Artifact id (injected or listed in the context)"
     )
@@ -465,6 +475,17 @@ class ConversationFilter(django_filters.FilterSet):
 
     def filter_tool_name(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
         return queryset.filter(Exists(ToolCall.objects.filter(conversation=OuterRef("pk"), name=value)))
+
+    def filter_unanswered_tool(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
+        return queryset.filter(
+            id__in=ToolCall.objects.filter(result_message__isnull=True, name=value).values("conversation_id")
+        )
+
+    def filter_invalid_arguments_tool(
+        self, queryset: QuerySet[Conversation], name: str, value: str
+    ) -> QuerySet[Conversation]:
+        calls = ToolCall.objects.filter(name=value).exclude(arguments_error="")
+        return queryset.filter(id__in=calls.values("conversation_id"))
 
     def filter_artifact_id(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
         # Injected, or only listed by the context (permitted, perhaps never used), each read by its id's index.

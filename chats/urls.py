@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chats import views, views_audit, views_exports, views_review
+from chats import views, views_audit, views_exports, views_review, views_trends
 
 app_name = "chats"
 
@@ -23,6 +23,9 @@ urlpatterns = [
     # Artifact ids are kept as given: dots, slashes and any length (reverse() quotes what a path cannot hold).
     path("artifacts/<artifact_id:artifact_id>/", views.artifact_detail, name="artifact_detail"),
 ]
+
+# Trends (chats/views_trends.py): read like the dashboard.
+urlpatterns += [path("trends/", views_trends.trends, name="trends")]
 
 # Export jobs (chats/views_exports.py): every reading role, each person their own jobs.
 urlpatterns += [

@@ -37,7 +37,7 @@ from chats.forms import (
     VersionDiffForm,
 )
 from chats.integers import parse_int
-from chats.models import Conversation, Feedback, Label, Message, ViewedVia
+from chats.models import Conversation, Feedback, Label, Message, ReviewStatus, Score, ViewedVia
 from chats.roles import Roles, request_roles
 from chats.selectors.activity import activity_read
 from chats.selectors.artifacts import (
@@ -52,7 +52,7 @@ from chats.selectors.artifacts import (
 )
 from chats.selectors.conversations import conversation_list as list_columns
 from chats.selectors.conversations import conversation_page, next_in_queue, not_indexed_count
-from chats.selectors.dashboard import dashboard_read
+from chats.selectors.dashboard import Dashboard, dashboard_read
 from chats.selectors.exports import BULK_EXPORT_FORMATS
 from chats.selectors.feedback import feedback_for_target
 from chats.selectors.given import given_read
@@ -131,10 +131,36 @@ def _with_anchor(url: str, anchor: str) -> str:
 # Pages
 
 
+def dashboard_links(dashboard: Dashboard) -> dict[str, list[str | None]]:
+    """Per figure of the dashboard, the conversation list behind each of its numbers (None where the list has no
+    filter for it: a conversation without a model, a tool call without a name)."""
+    base = reverse("chats:conversation_list")
+
+    def to(**query: str) -> str:
+        return f"{base}?{urlencode(query)}"
+
+    scores = {label: str(value) for value, label in Score.choices}
+    statuses = {label: str(value) for value, label in ReviewStatus.choices}
+    return {
+        "by_source": [to(source=name) for name, _ in dashboard.by_source],
+        "by_status": [to(status=statuses[label]) for label, _ in dashboard.by_status],
+        "by_model": [to(model=name) if name != "(none)" else None for name, _ in dashboard.by_model],
+        "by_score": [to(score=scores[label]) for label, _ in dashboard.by_score],
+        "by_label": [to(label=name) for name, _ in dashboard.by_label],
+        "top_tools": [to(tool_name=name) if name != "(unnamed)" else None for name, _ in dashboard.top_tools],
+        "top_artifacts": [to(artifact_id=artifact_id) for artifact_id, _, _ in dashboard.top_artifacts],
+        "violation_chart_rows": [
+            to(policy="violation", date_from=day, date_to=day) for day, _ in dashboard.violation_chart_rows
+        ],
+    }
+
+
 @require_GET
 @reviewer_page()
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "chats/home.html", {"dashboard": dashboard_read(), "active_nav": "home"}, using="jinja2")
+    dashboard = dashboard_read()
+    context = {"dashboard": dashboard, "dashboard_links": dashboard_links(dashboard), "active_nav": "home"}
+    return render(request, "chats/home.html", context, using="jinja2")
 
 
 @require_GET

@@ -55,6 +55,7 @@ EXCLUDED: dict[str, str] = {
 SWEPT = {
     "login",
     "chats:home",
+    "chats:trends",
     "chats:conversation_list",
     "chats:thread",
     "chats:artifact_list",
@@ -96,6 +97,10 @@ def swept_pages(conversations: list[Conversation], queue: Queue) -> Iterator[tup
     """(URL name, path) of every page the sweep opens, signed in as a superuser."""
     first = conversations[0]
     yield "chats:home", reverse("chats:home")
+    # The weeks and the days up to the demo's latest conversation, so that every chart has points (and links).
+    latest = max(conversation.last_activity_at for conversation in conversations).date().isoformat()
+    yield "chats:trends", reverse("chats:trends") + f"?date_to={latest}"
+    yield "chats:trends", reverse("chats:trends") + f"?bucket=day&date_to={latest}"
     yield "chats:conversation_list", reverse("chats:conversation_list")
     yield "chats:conversation_list", reverse("chats:conversation_list") + "?has_tool_calls=true&status=unreviewed"
     yield "chats:conversation_list", reverse("chats:conversation_list") + "?q=PCR"

@@ -439,6 +439,7 @@ def build_targets(world: World) -> dict[str, Target]:
     assert isinstance(receipt, IngestionReceipt) and isinstance(artifact, InjectedArtifact)
     targets = {
         "chats:home": Target(("/",)),
+        "chats:trends": Target(("/trends/",)),
         "chats:conversation_list": Target(("/conversations/",)),
         "chats:next_unreviewed": Target(("/conversations/next/",)),
         "chats:thread": Target((conversation,)),
