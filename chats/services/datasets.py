@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput, NotAllowed
 from chats.export import active_path, export_conversation, training_record
 from chats.ingest import canonical as c
@@ -216,7 +217,7 @@ def dataset_snapshot_create(*, actor: User, name: str, queues: Sequence[Queue], 
     freezer.finish()
     audit_record(
         actor=actor,
-        action="dataset.created",
+        action=AuditAction.DATASET_CREATED,
         target_type="dataset",
         target_id=dataset.pk,
         after={
@@ -245,7 +246,7 @@ def dataset_freeze_unfrozen(*, actor: Actor) -> int:
         freezer.finish()
         audit_record(
             actor=actor,
-            action="dataset.frozen",
+            action=AuditAction.DATASET_FROZEN,
             target_type="dataset",
             target_id=dataset.pk,
             after={

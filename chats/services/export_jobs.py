@@ -11,6 +11,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
 from chats.filters import ExportFilter
 from chats.models import ApiKey, ExportJob, Source
@@ -59,7 +60,7 @@ def _export_job_save(
     )
     audit_record(
         actor=actor,
-        action="export_job.created",
+        action=AuditAction.EXPORT_JOB_CREATED,
         target_type="export_job",
         target_id=str(job.uuid),
         after={"format": format, "envelope": envelope, "filters": _audit_filters(filters)},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chats.audit_actions import AuditAction
 from chats.services.audit import Actor, audit_record
 
 
@@ -18,7 +19,7 @@ def export_record(
 ) -> None:
     audit_record(
         actor=actor,
-        action="conversation.exported",
+        action=AuditAction.CONVERSATION_EXPORTED,
         target_type=what,
         target_id=str(conversation_uuid or "filtered"),
         conversation_uuid=conversation_uuid,

@@ -24,6 +24,7 @@ from django.db import DatabaseError, IntegrityError, InterfaceError, Operational
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.ingest import canonical as c
 from chats.ingest import identity, planner, plans
 from chats.models import (
@@ -315,7 +316,7 @@ def ingest_event(
     # Whether it is a policy violation: said when it is first judged, and whenever an ingestion changes it.
     violation = plan.summary["policy_violation"]
     if before is None:
-        action = "conversation.created"
+        action = AuditAction.CONVERSATION_CREATED
         after |= {"external_id": conversation.external_id, "format": conversation.input_format}
         if violation is not None:
             after["policy_violation"] = violation
@@ -324,11 +325,11 @@ def ingest_event(
         if "policy_violation" in before:
             after["policy_violation"] = violation
         if after["branch_count"] > before["branch_count"]:
-            action = "conversation.branched"
+            action = AuditAction.CONVERSATION_BRANCHED
         elif plan.messages_added:
-            action = "conversation.appended"
+            action = AuditAction.CONVERSATION_APPENDED
         else:
-            action = "conversation.updated"
+            action = AuditAction.CONVERSATION_UPDATED
     if plan.feedback_withdrawn:
         after["feedback_withdrawn"] = [
             {"origin": f.origin, "score": f.score, "comment": f.comment} for f in plan.feedback_withdrawn

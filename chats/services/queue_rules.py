@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput, NotAllowed
 from chats.filters import conversation_filter_checked
 from chats.models import Conversation, Queue, QueueRule, QueueRuleRun
@@ -98,7 +99,11 @@ def rule_create(
         created_by=actor,
     )
     audit_record(
-        actor=actor, action="queue_rule.created", target_type="queue_rule", target_id=rule.pk, after=_rule_state(rule)
+        actor=actor,
+        action=AuditAction.QUEUE_RULE_CREATED,
+        target_type="queue_rule",
+        target_id=rule.pk,
+        after=_rule_state(rule),
     )
     return rule
 
@@ -133,7 +138,7 @@ def rule_update(
     rule.save(update_fields=["name", "filters", "sample_rate", "enabled", "updated_at"])
     audit_record(
         actor=actor,
-        action="queue_rule.updated",
+        action=AuditAction.QUEUE_RULE_UPDATED,
         target_type="queue_rule",
         target_id=rule.pk,
         before={key: before[key] for key in changed},
@@ -150,7 +155,9 @@ def rule_delete(*, actor: User, rule: QueueRule) -> None:
     before = _rule_state(rule)
     pk = rule.pk
     rule.delete()
-    audit_record(actor=actor, action="queue_rule.deleted", target_type="queue_rule", target_id=pk, before=before)
+    audit_record(
+        actor=actor, action=AuditAction.QUEUE_RULE_DELETED, target_type="queue_rule", target_id=pk, before=before
+    )
 
 
 def _taken(rule: QueueRule, matching: QuerySet[Conversation]) -> Iterator[int]:
@@ -197,7 +204,9 @@ def rule_run(*, actor: User, rule: QueueRule, run: QueueRuleRun | None = None) -
     after: dict[str, Any] = {"added": added}
     if run is not None:
         after["run"] = run.pk
-    audit_record(actor=actor, action="queue_rule.ran", target_type="queue_rule", target_id=rule.pk, after=after)
+    audit_record(
+        actor=actor, action=AuditAction.QUEUE_RULE_RAN, target_type="queue_rule", target_id=rule.pk, after=after
+    )
     return added
 
 

@@ -24,6 +24,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
 from chats.models import ConversationView, ViewedVia
 from chats.services.audit import Actor, audit_record, audited_write
@@ -84,7 +85,7 @@ def view_events_prune(*, older_than_days: int, actor: Actor) -> ViewPruneResult:
     if deleted:
         audit_record(
             actor=actor,
-            action="view_events.pruned",
+            action=AuditAction.VIEW_EVENTS_PRUNED,
             target_type="view_events",
             target_id="all",
             after={"older_than_days": older_than_days, "cutoff": cutoff.isoformat(), "deleted": deleted},

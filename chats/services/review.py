@@ -13,6 +13,7 @@ from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput, NotAllowed
 from chats.models import (
     MAX_LEASE_MINUTES,
@@ -46,7 +47,7 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
     conversation.save(update_fields=["review_status"])
     audit_record(
         actor=actor,
-        action="conversation.status_changed",
+        action=AuditAction.CONVERSATION_STATUS_CHANGED,
         target_type="conversation",
         target_id=conversation.uuid,
         conversation_uuid=conversation.uuid,
@@ -128,7 +129,11 @@ def queue_create(
     rubric = RubricVersion.objects.create(queue=queue, version=1, questions=checked)
     queue.members.set(list(members))
     audit_record(
-        actor=actor, action="queue.created", target_type="queue", target_id=queue.pk, after=_queue_state(queue, rubric)
+        actor=actor,
+        action=AuditAction.QUEUE_CREATED,
+        target_type="queue",
+        target_id=queue.pk,
+        after=_queue_state(queue, rubric),
     )
     return queue
 
@@ -170,7 +175,7 @@ def queue_update(
         return False
     audit_record(
         actor=actor,
-        action="queue.updated",
+        action=AuditAction.QUEUE_UPDATED,
         target_type="queue",
         target_id=queue.pk,
         before={key: before[key] for key in changed},
@@ -209,7 +214,9 @@ def queue_add_conversation_ids(
         after: dict[str, Any] = {"added": added}
         if rule is not None:
             after["rule"] = rule.pk
-        audit_record(actor=actor, action="queue.items_added", target_type="queue", target_id=queue.pk, after=after)
+        audit_record(
+            actor=actor, action=AuditAction.QUEUE_ITEMS_ADDED, target_type="queue", target_id=queue.pk, after=after
+        )
     return added
 
 
@@ -225,7 +232,7 @@ def _free_slots(item: QueueItem, reviewer: User, now: datetime) -> int:
     return item.queue.reviews_per_item - submitted - held
 
 
-def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, action: str) -> Lease:
+def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, action: AuditAction) -> Lease:
     pin = active_path_pin(item.conversation_id)  # the path handed out: the active one now
     lease, _ = Lease.objects.update_or_create(
         conversation_id=item.conversation_id,
@@ -268,7 +275,7 @@ def queue_set_lease_minutes(*, actor: User, queue: Queue, lease_minutes: int) ->
     queue.save(update_fields=["lease_minutes"])
     audit_record(
         actor=actor,
-        action="queue.updated",
+        action=AuditAction.QUEUE_UPDATED,
         target_type="queue",
         target_id=queue.pk,
         before={"lease_minutes": before},
@@ -314,7 +321,7 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
         )
     if held is None:
         return None
-    _lease(actor=reviewer, item=held, reviewer=reviewer, until=until, action="queue_item.leased")
+    _lease(actor=reviewer, item=held, reviewer=reviewer, until=until, action=AuditAction.QUEUE_ITEM_LEASED)
     return held
 
 
@@ -326,7 +333,7 @@ def item_assign(*, actor: User, item: QueueItem, reviewer: User) -> Lease:
     if item.reviews.filter(reviewer=reviewer, state=ReviewState.SUBMITTED).exists():
         raise InvalidInput([{"path": "/reviewer", "message": "has already reviewed this item"}])
     until = timezone.now() + max(ASSIGNMENT_DURATION, _lease_duration(item.queue))
-    return _lease(actor=actor, item=item, reviewer=reviewer, until=until, action="queue_item.assigned")
+    return _lease(actor=actor, item=item, reviewer=reviewer, until=until, action=AuditAction.QUEUE_ITEM_ASSIGNED)
 
 
 @audited_write
@@ -341,7 +348,7 @@ def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) 
     leases.delete()
     audit_record(
         actor=actor,
-        action="queue_item.released",
+        action=AuditAction.QUEUE_ITEM_RELEASED,
         target_type="queue_item",
         target_id=item.pk,
         conversation_uuid=item.conversation.uuid,
@@ -387,7 +394,7 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any
         review.save(update_fields=["rubric_version", "answers", "updated_at", *pin.fields()])
     audit_record(
         actor=reviewer,
-        action="review.draft_saved",
+        action=AuditAction.REVIEW_DRAFT_SAVED,
         target_type="review",
         target_id=review.pk,
         conversation_uuid=item.conversation.uuid,
@@ -430,7 +437,7 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
     QueueItem.objects.filter(pk=item.pk).update(submitted_count=F("submitted_count") + 1)
     audit_record(
         actor=reviewer,
-        action="review.submitted",
+        action=AuditAction.REVIEW_SUBMITTED,
         target_type="review",
         target_id=review.pk,
         conversation_uuid=item.conversation.uuid,
@@ -465,7 +472,7 @@ def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], corre
     )
     audit_record(
         actor=actor,
-        action="queue_item.resolved",
+        action=AuditAction.QUEUE_ITEM_RESOLVED,
         target_type="queue_item",
         target_id=item.pk,
         conversation_uuid=item.conversation.uuid,
