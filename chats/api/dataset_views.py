@@ -120,7 +120,7 @@ class DatasetExportView(APIView):
     )
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
         roles = api_roles(request)
-        if not (roles.can_lead or roles.can_audit):
+        if not roles.can_oversee:
             raise PermissionDenied("Only leads and auditors export datasets (they hold the gold answers).")
         query = _valid(rs.DatasetExportQuery, request.query_params)
         fmt = query["format"]

@@ -30,6 +30,7 @@ from chats.models import (
     RubricVersion,
 )
 from chats.review.rubric import answers_errors, normalized_questions, rubric_errors, same_questions
+from chats.roles import NONE, lead_required, person_roles
 from chats.selectors.pinning import Pin, active_path_pin, resolution_pin, review_pin
 from chats.selectors.review import current_rubric
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
@@ -62,6 +63,12 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
 LEASE_DURATION = timedelta(minutes=30)  # the default of a queue's lease_minutes
 ASSIGNMENT_DURATION = timedelta(hours=24)  # a lead's assignment, unless the queue's leases are longer
 ADD_BATCH = 2000
+
+
+def _ensure_lead(actor: Actor) -> None:
+    """Leading a queue (creating and editing it, adding conversations, assigning, releasing and resolving items) is
+    for leads: checked here, by each of those services, whichever page or endpoint calls it."""
+    lead_required(person_roles(actor) if isinstance(actor, User) else NONE)
 
 
 def _checked_rubric(questions: Any) -> list[dict[str, Any]]:
@@ -119,6 +126,7 @@ def queue_create(
     members: Iterable[User] = (),
 ) -> Queue:
     """A new queue with its rubric's first version."""
+    _ensure_lead(actor)
     checked = _checked_rubric(questions)
     queue = Queue.objects.create(
         name=_checked_name(name),
@@ -153,6 +161,7 @@ def queue_update(
     canonical forms differ) become a new version; the same questions, however spelled, change nothing. A version is
     never changed once written: reviews, drafts and resolutions keep the one they were given under. Whether
     anything changed."""
+    _ensure_lead(actor)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     rubric = current_rubric(queue)
     before = _queue_state(queue, rubric)
@@ -188,6 +197,7 @@ def queue_update(
 def queue_add_conversations(*, actor: Actor, queue: Queue, conversations: QuerySet[Conversation]) -> int:
     """Add every conversation of `conversations` (set-based; those already in the queue are left as they are).
     How many were added."""
+    _ensure_lead(actor)
     ids = conversations.order_by().values_list("pk", flat=True).iterator(chunk_size=ADD_BATCH)
     return queue_add_conversation_ids(actor=actor, queue=queue, conversation_ids=ids)
 
@@ -266,6 +276,7 @@ def _checked_lease_minutes(value: Any) -> int:
 def queue_set_lease_minutes(*, actor: User, queue: Queue, lease_minutes: int) -> bool:
     """Change how long "next item" holds an item of `queue` (leases already given keep their expiry). Whether it
     changed."""
+    _ensure_lead(actor)
     minutes = _checked_lease_minutes(lease_minutes)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     before = queue.lease_minutes
@@ -329,6 +340,7 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
 def item_assign(*, actor: User, item: QueueItem, reviewer: User) -> Lease:
     """A lead hands an item to a member of its queue: a lease for ASSIGNMENT_DURATION (or the queue's lease_minutes
     when longer), even over the item's slots."""
+    _ensure_lead(actor)
     _ensure_member(item.queue, reviewer)
     if item.reviews.filter(reviewer=reviewer, state=ReviewState.SUBMITTED).exists():
         raise InvalidInput([{"path": "/reviewer", "message": "has already reviewed this item"}])
@@ -339,6 +351,7 @@ def item_assign(*, actor: User, item: QueueItem, reviewer: User) -> Lease:
 @audited_write
 def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) -> int:
     """A lead frees an item's slots held by `reviewer` (by anyone when None). How many leases were released."""
+    _ensure_lead(actor)
     leases = Lease.objects.filter(item=item)
     if reviewer is not None:
         leases = leases.filter(reviewer=reviewer)
@@ -451,6 +464,7 @@ def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], corre
     """A lead's gold answer for `item` (every question but the text ones), and the final correction; a later
     resolution replaces it (a new row: a resolution is never changed in place), with the previous answers in the
     event."""
+    _ensure_lead(actor)
     pin = resolution_pin(item)
     rubric, answers = _review_answers(item, answers, complete=True, pin=pin)
     if not isinstance(correction, str):
