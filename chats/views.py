@@ -373,7 +373,7 @@ def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
         "score": data["score"],
         "labels": list(data["labels"]),
         "comment": data["comment"],
-        "correction": data["correction"] if message is not None and message.role == "assistant" else "",
+        "correction": data["correction"],  # refused by the service on anything but an assistant message
     }
     try:
         if data["feedback"]:
