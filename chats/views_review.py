@@ -35,7 +35,7 @@ from chats.forms import (
 )
 from chats.integers import parse_int
 from chats.jinja2 import qs_join
-from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion, ViewedVia
+from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion
 from chats.review.agreement import MIN_ITEMS, agreement_chart_layout, agreement_chart_rows
 from chats.review.rubric import consensus, disagreements
 from chats.roles import Roles, lead_required
@@ -53,9 +53,8 @@ from chats.selectors.review import (
     queue_visible,
     queues_listed,
 )
-from chats.selectors.threads import thread_read
 from chats.services import review as review_services
-from chats.services.reads import conversation_view_record
+from chats.services.reads import thread_open
 from chats.views import _actor, _is_htmx, _list_query, reviewer_page, roles_of
 
 ITEMS_SHOWN = 50  # items per page on a queue's page (the counts cover all)
@@ -349,8 +348,7 @@ def review_page(request: HttpRequest, pk: int, item: int) -> HttpResponse:
     queue = queue_visible(request.user, roles, pk, detail=True)
     found = queue_item(queue, item)
     conversation = found.conversation
-    conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
-    data = thread_read(conversation, user=request.user)
+    data = thread_open(conversation, viewer=request.user)  # records the view
     visible = item_reviews(found, request.user, roles)
     own = next((review for review in visible.reviews if review.reviewer_id == request.user.pk), None)
     others = [review for review in visible.reviews if review is not own]
