@@ -17,11 +17,11 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from chats.audit_actions import AuditAction
-from chats.errors import InvalidInput, NotAllowed
+from chats.errors import InvalidInput
 from chats.filters import conversation_filter_checked
 from chats.models import Conversation, Queue, QueueRule, QueueRuleRun
 from chats.review.sampling import rule_takes
-from chats.roles import person_roles
+from chats.roles import lead_required, person_roles
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
 from chats.services.review import ADD_BATCH, queue_add_conversation_ids
 
@@ -29,8 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 def _ensure_lead(actor: User) -> None:
-    if not person_roles(actor).can_lead:
-        raise NotAllowed("Only leads manage a queue's rules.")
+    lead_required(person_roles(actor), "Only leads manage a queue's rules.")
 
 
 def _checked_name(name: Any, queue: Queue, rule: QueueRule | None = None) -> str:
