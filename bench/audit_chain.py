@@ -57,6 +57,7 @@ def run(events: int, writers: int, bulk: int) -> None:
     django.setup()
     from django.db import connection, connections, transaction
 
+    from chats.audit_actions import AuditAction
     from chats.models import AuditEvent
     from chats.services.audit import CommandActor, audit_chain_check, audit_event, audit_insert
 
@@ -65,7 +66,7 @@ def run(events: int, writers: int, bulk: int) -> None:
     def event(n: int) -> AuditEvent:
         return audit_event(
             actor=actor,
-            action="feedback.updated",
+            action=AuditAction.FEEDBACK_UPDATED,
             target_type="feedback",
             target_id=uuid.uuid4(),
             conversation_uuid=uuid.uuid4(),

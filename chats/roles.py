@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chats.errors import NotAllowed
+
 REVIEWERS = "Reviewers"
 AUDITORS = "Auditors"
 LEADS = "Leads"
@@ -88,8 +90,25 @@ class Roles:
     can_audit: bool = False  # the audit section and a conversation's activity
     can_lead: bool = False  # review queues: create and edit them, assign items, adjudicate
 
+    @property
+    def can_oversee(self) -> bool:
+        """See every reviewer's work: the adjudication lists, agreement, resolutions and datasets' gold items
+        (leads and auditors)."""
+        return self.can_lead or self.can_audit
+
 
 NONE = Roles(can_read=False, can_write=False)
+
+# What a lead-only action answers anyone else, page or API.
+LEADS_ONLY = "Only leads can do this."
+
+
+def lead_required(roles: Roles, message: str = LEADS_ONLY) -> None:
+    """The one check of a lead-only action: refused (`NotAllowed`, a 403) unless `roles` lead. Each lead-only
+    service makes it (so that no page or endpoint can skip it); a page or endpoint may make it first as well, so
+    that a refusal comes before any complaint about the form."""
+    if not roles.can_lead:
+        raise NotAllowed(message)
 
 
 def person_roles(user: Any) -> Roles:

@@ -37,7 +37,7 @@ from chats.forms import (
     VersionDiffForm,
 )
 from chats.integers import parse_int
-from chats.models import Conversation, Feedback, Label, Message, ReviewStatus, Score, ViewedVia
+from chats.models import Conversation, Feedback, Label, Message, ReviewStatus, Score
 from chats.roles import Roles, request_roles
 from chats.selectors.activity import activity_read
 from chats.selectors.artifacts import (
@@ -57,11 +57,11 @@ from chats.selectors.exports import BULK_EXPORT_FORMATS
 from chats.selectors.feedback import feedback_for_target
 from chats.selectors.given import given_read
 from chats.selectors.review import queue_choices
-from chats.selectors.threads import FIRST_WINDOW, WINDOW_BYTES, WINDOW_SIZE, Thread, thread_read
+from chats.selectors.threads import FIRST_WINDOW, WINDOW_BYTES, WINDOW_SIZE, Thread
 from chats.services import branches as branch_services
 from chats.services import feedback as feedback_services
 from chats.services import review as review_services
-from chats.services.reads import conversation_view_record
+from chats.services.reads import thread_open
 
 # The list's own parameters, kept with the filters in every link that leads back to it.
 LIST_EXTRA_KEYS = ("sort",)
@@ -253,14 +253,13 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
     """The thread's first window (or the one ?after= or ?around= names; a branch, ?at=, opens around the message
     it was chosen through): the rest comes in chunks (thread_messages) as the reader scrolls or jumps."""
     conversation = get_object_or_404(Conversation.objects.select_related("source"), uuid=uuid)
-    conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
     form = ThreadForm(request.GET)
     form.is_valid()  # a parameter that is not valid is left out; the others still apply
     params = form.cleaned_data
     at, after = params.get("at"), params.get("after")
-    data = thread_read(
+    data = thread_open(  # records the view
         conversation,
-        user=request.user,
+        viewer=request.user,
         at=at,
         after=after,
         around=params.get("around") or (at if after is None else None),
@@ -302,11 +301,10 @@ def thread_messages(request: HttpRequest, uuid: str) -> HttpResponse:
     form = ThreadForm(request.GET)
     if not form.is_valid():
         return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
-    conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
     params = form.cleaned_data
-    data = thread_read(
+    data = thread_open(  # records the view
         conversation,
-        user=request.user,
+        viewer=request.user,
         at=params["at"],
         after=params["after"],
         around=params["around"],
@@ -400,7 +398,7 @@ def feedback_save(request: HttpRequest, uuid: str) -> HttpResponse:
         "score": data["score"],
         "labels": list(data["labels"]),
         "comment": data["comment"],
-        "correction": data["correction"] if message is not None and message.role == "assistant" else "",
+        "correction": data["correction"],  # refused by the service on anything but an assistant message
     }
     try:
         if data["feedback"]:

@@ -35,10 +35,10 @@ from chats.forms import (
 )
 from chats.integers import parse_int
 from chats.jinja2 import qs_join
-from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion, ViewedVia
+from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion
 from chats.review.agreement import MIN_ITEMS, agreement_chart_layout, agreement_chart_rows
 from chats.review.rubric import consensus, disagreements
-from chats.roles import Roles
+from chats.roles import Roles, lead_required
 from chats.selectors.datasets import queue_datasets
 from chats.selectors.review import (
     ITEM_STATES,
@@ -53,9 +53,8 @@ from chats.selectors.review import (
     queue_visible,
     queues_listed,
 )
-from chats.selectors.threads import thread_read
 from chats.services import review as review_services
-from chats.services.reads import conversation_view_record
+from chats.services.reads import thread_open
 from chats.views import _actor, _is_htmx, _list_query, reviewer_page, roles_of
 
 ITEMS_SHOWN = 50  # items per page on a queue's page (the counts cover all)
@@ -97,9 +96,10 @@ def _bad_query(invalid: InvalidInput) -> HttpResponse:
 
 
 def _lead(request: HttpRequest) -> Roles:
+    """The services refuse anyone but a lead (`lead_required`); asked first here, so that the refusal comes before
+    the form's errors."""
     roles = roles_of(request)
-    if not roles.can_lead:
-        raise PermissionDenied
+    lead_required(roles)
     return roles
 
 
@@ -228,13 +228,13 @@ def _queue_page(
             "is_member": any(member.pk == request.user.pk for member in members),
             "progress": queue_progress(detail),
             "reviewer_progress": queue_reviewer_progress(detail),
-            **(_agreement(detail) if roles.can_lead or roles.can_audit else {}),
+            **(_agreement(detail) if roles.can_oversee else {}),
             "listing": queue_items_page(detail, state=state, page=page, size=ITEMS_SHOWN, questions=rubric.questions),
             "states": STATE_CHOICES,
             "state": state or "",
             "datasets": queue_datasets(detail),
             "can_lead": roles.can_lead,
-            "can_adjudicate": roles.can_lead or roles.can_audit,
+            "can_adjudicate": roles.can_oversee,
             "form": form,
             "rubric_form": rubric_form,
             "errors": errors or [],
@@ -348,8 +348,7 @@ def review_page(request: HttpRequest, pk: int, item: int) -> HttpResponse:
     queue = queue_visible(request.user, roles, pk, detail=True)
     found = queue_item(queue, item)
     conversation = found.conversation
-    conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
-    data = thread_read(conversation, user=request.user)
+    data = thread_open(conversation, viewer=request.user)  # records the view
     visible = item_reviews(found, request.user, roles)
     own = next((review for review in visible.reviews if review.reviewer_id == request.user.pk), None)
     others = [review for review in visible.reviews if review is not own]
@@ -441,7 +440,7 @@ def review_submit(request: HttpRequest, pk: int, item: int) -> HttpResponse:
 def queue_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     """The reviewed items, those with disagreements first, each with its reviews side by side; leads resolve."""
     roles = roles_of(request)
-    if not (roles.can_lead or roles.can_audit):
+    if not roles.can_oversee:
         raise PermissionDenied
     try:
         state, page = _item_list_query(request)

@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from chats.audit_actions import AuditAction
 from chats.models import AuditEvent, Conversation, Source
 from chats.selectors.audit import AUDIT_PAGE_SIZE, csv_cell
 from chats.services.audit import CommandActor, SourceActor, audit_event, audit_insert, audit_record
@@ -31,7 +32,7 @@ def event_ids(response: Any) -> list[int]:
     return [row.event.pk for row in response.context["page"].rows]
 
 
-def many_events(count: int, *, action: str = "label.created", actor: Any = None) -> list[AuditEvent]:
+def many_events(count: int, *, action: AuditAction = AuditAction.LABEL_CREATED, actor: Any = None) -> list[AuditEvent]:
     events = [
         audit_event(actor=actor, action=action, target_type="label", target_id=n, after={"name": f"label {n}"})
         for n in range(count)
@@ -126,7 +127,7 @@ def test_filters_by_a_source_key_and_by_a_command_without_its_account(
 ) -> None:
     audit_record(
         actor=CommandActor("prune_receipt_payloads"),
-        action="receipt.payloads_pruned",
+        action=AuditAction.RECEIPT_PAYLOADS_PRUNED,
         target_type="receipts",
         target_id="all",
     )
@@ -170,7 +171,7 @@ def test_filters_by_source_give_the_events_of_its_conversations(
 
 def test_filters_by_time_range_in_whole_utc_days(client: Client, auditor: User) -> None:
     def at(day: datetime) -> AuditEvent:
-        event = audit_event(actor=None, action="label.created", target_type="label", target_id=day.day)
+        event = audit_event(actor=None, action=AuditAction.LABEL_CREATED, target_type="label", target_id=day.day)
         event.created_at = day
         audit_insert([event])
         return event
@@ -290,7 +291,7 @@ def test_a_feedback_change_shows_the_changed_fields_field_by_field(
 def test_added_and_removed_fields_are_said_in_words(client: Client, auditor: User, conversation: Conversation) -> None:
     event = audit_record(
         actor=None,
-        action="label.updated",
+        action=AuditAction.LABEL_UPDATED,
         target_type="label",
         target_id=1,
         before={"name": "old", "colour": "red"},
@@ -401,9 +402,12 @@ def test_a_malformed_export_request_is_refused_and_not_recorded(client: Client, 
 def test_csv_cells_that_a_spreadsheet_would_run_are_escaped(client: Client, auditor: User) -> None:
     for name in ("=cmd", "+1+1", "-2+3", "@SUM(A1)"):
         audit_record(
-            actor=User.objects.create_user(username=name), action="label.created", target_type="label", target_id=name
+            actor=User.objects.create_user(username=name),
+            action=AuditAction.LABEL_CREATED,
+            target_type="label",
+            target_id=name,
         )
-    audit_record(actor=None, action="label.created", target_type="label", target_id="\tTAB")
+    audit_record(actor=None, action=AuditAction.LABEL_CREATED, target_type="label", target_id="\tTAB")
     response = signed_in(client, auditor).get("/audit/export/?format=csv&action=label.created")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))  # type: ignore[attr-defined]
     assert [row["actor_username"] for row in rows] == ["'=cmd", "'+1+1", "'-2+3", "'@SUM(A1)", ""]

@@ -318,3 +318,22 @@ def test_the_feedback_form_is_refused_to_auditors_and_to_other_conversations_mes
     other = factories.make_conversation(source, n_messages=3, chat_id="airalogy.id.chat.another")
     client.force_login(reviewer)
     assert client.get(url, {"message": factories.last_assistant(other).pk}).status_code == 404
+
+
+@pytest.mark.parametrize("on", ["user message", "conversation"])
+def test_a_correction_of_anything_but_an_assistant_message_is_refused_as_the_api_refuses_it(
+    client: Client, reviewer: User, conversation: Conversation, on: str
+) -> None:
+    client.force_login(reviewer)
+    user_message = conversation.messages.filter(role="user").first()
+    assert user_message is not None
+    target = {"message": user_message.pk} if on == "user message" else {}
+    post = {**target, "score": "1", "correction": "Say it otherwise.", "next": conversation.get_absolute_url()}
+    response = client.post(save_url(conversation), post, **HTMX)
+    assert response.status_code == 200
+    assert "only an assistant message can be corrected" in response.content.decode()
+    assert not Feedback.objects.exists()
+    # Without htmx: back to the page, which says why.
+    page = client.post(save_url(conversation), post, follow=True).content.decode()
+    assert "only an assistant message can be corrected" in page and "Feedback saved." not in page
+    assert not Feedback.objects.exists()

@@ -22,9 +22,9 @@ from chats.api.review_views import ERRORS, IsPerson, _lead, _person, _valid
 from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error
 from chats.errors import InvalidInput
 from chats.models import Dataset, Queue
-from chats.selectors.datasets import dataset_lines, datasets_list
+from chats.selectors.datasets import datasets_list
 from chats.services.datasets import dataset_snapshot_create
-from chats.services.exports import export_record
+from chats.services.exports import dataset_export_stream
 
 
 def _dataset(pk: int) -> Dataset:
@@ -120,19 +120,12 @@ class DatasetExportView(APIView):
     )
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
         roles = api_roles(request)
-        if not (roles.can_lead or roles.can_audit):
+        if not roles.can_oversee:
             raise PermissionDenied("Only leads and auditors export datasets (they hold the gold answers).")
         query = _valid(rs.DatasetExportQuery, request.query_params)
         fmt = query["format"]
         dataset = _dataset(pk)
-        lines = dataset_lines(dataset, fmt)  # checked against the published SHA-256 before anything is recorded
-        export_record(
-            actor=_person(request),
-            what="dataset",
-            format=fmt,
-            filters={"dataset": dataset.pk, "name": dataset.name},
-            count=dataset.item_count,
-        )
+        lines = dataset_export_stream(actor=_person(request), dataset=dataset, format=fmt)
         response = StreamingHttpResponse(lines, content_type=NDJSON)
         response["X-Content-SHA256"] = dataset.sha256_of(fmt)
         response["Content-Disposition"] = f'attachment; filename="dataset-{dataset.pk}-{fmt}.jsonl"'

@@ -31,7 +31,7 @@ from chats.errors import InvalidInput
 from chats.filters import ConversationFilter
 from chats.models import Conversation, Queue, QueueRule, QueueRuleRun, Resolution, Review
 from chats.review.agreement import MIN_ITEMS
-from chats.roles import Roles
+from chats.roles import Roles, lead_required
 from chats.selectors.review import (
     current_rubric,
     item_reviews,
@@ -52,7 +52,6 @@ ERRORS = {
     401: error("No credentials, or an unknown or revoked key."),
     403: error("A source's key, or a person without the role this needs (or not a member of the queue)."),
 }
-LEADS_ONLY = "Only leads can do this."
 
 
 class IsPerson(permissions.BasePermission):
@@ -75,9 +74,10 @@ def _person(request: Request) -> User:
 
 
 def _lead(request: Request) -> Roles:
+    """The services refuse anyone but a lead (`lead_required`); asked first here, so that the refusal comes before
+    the input's errors."""
     roles = api_roles(request)
-    if not roles.can_lead:
-        raise PermissionDenied(LEADS_ONLY)
+    lead_required(roles)
     return roles
 
 
@@ -414,7 +414,7 @@ class ItemResolutionView(APIView):
     )
     def get(self, request: Request, pk: int, item: int) -> Response:
         roles = api_roles(request)
-        if not (roles.can_lead or roles.can_audit):
+        if not roles.can_oversee:
             raise PermissionDenied("Only leads and auditors read resolutions.")
         found = queue_item(_queue(request, pk), item)
         resolution = Resolution.objects.select_related("lead", "rubric_version").filter(item=found).first()
@@ -458,7 +458,7 @@ class QueueAgreementView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         roles = api_roles(request)
-        if not (roles.can_lead or roles.can_audit):
+        if not roles.can_oversee:
             raise PermissionDenied("Only leads and auditors read agreement figures.")
         queue = _queue(request, pk)
         rubric = current_rubric(queue)
@@ -473,7 +473,7 @@ class QueueAgreementView(APIView):
 
 def _rule_reader(request: Request) -> None:
     roles = api_roles(request)
-    if not (roles.can_lead or roles.can_audit):
+    if not roles.can_oversee:
         raise PermissionDenied("Only leads and auditors read a queue's rules.")
 
 

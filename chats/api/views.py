@@ -32,31 +32,27 @@ from chats.api import schema, serializers
 from chats.api.authentication import SourcePrincipal
 from chats.api.pagination import ConversationCursorPagination, FeedbackPagination
 from chats.api.permissions import CanRead, CanReadOrReview, caller_source, scope_to_caller
-from chats.export import export_conversation
 from chats.filters import ConversationFilter, FeedbackFilter
-from chats.models import Conversation, Feedback, Label, Source, ViewedVia
+from chats.models import Conversation, Feedback, Label, Source
 from chats.selectors.artifacts import (
     ArtifactFilters,
     artifact_conversations,
-    artifact_count,
-    artifact_lines,
     artifact_page,
     artifact_summaries_of,
     artifact_uses,
     artifact_versions,
 )
 from chats.selectors.conversations import (
-    conversation_detail,
     conversation_list,
     conversation_one,
     not_indexed_count,
 )
-from chats.selectors.exports import bulk_export, conversation_to_canonical
+from chats.selectors.exports import bulk_export
 from chats.selectors.feedback import feedback_list, feedback_target, labels_named
-from chats.selectors.threads import WINDOW_SIZE, path_window
+from chats.selectors.threads import WINDOW_SIZE
+from chats.services import exports as export_services
 from chats.services import feedback as feedback_services
-from chats.services.exports import export_record
-from chats.services.reads import conversation_view_record
+from chats.services.reads import conversation_detail_open
 
 
 def _person(request: Request) -> Any:
@@ -104,26 +100,17 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         query = _valid(serializers.BranchQuery, request.query_params)
         conversation = self.get_object()
-        conversation_view_record(viewer=request.user, conversation_uuid=conversation.uuid, via=ViewedVia.API)
         window = None
         if "after" in query or "limit" in query:  # without either: the whole thread, as clients have always read it
-            window = path_window(conversation, after=query.get("after"), limit=query.get("limit", WINDOW_SIZE))
-        detail = conversation_detail(conversation, branch=query["branch"], window=window)
+            window = {"after": query.get("after"), "limit": query.get("limit", WINDOW_SIZE)}
+        detail = conversation_detail_open(conversation, viewer=request.user, branch=query["branch"], window=window)
         return Response(serializers.ConversationDetailSerializer(detail, context={"request": request}).data)
 
     @action(detail=True, methods=["get"], url_path="export", filter_backends=[], pagination_class=None)
     def export(self, request: Request, uuid: str) -> Response:
         fmt = _valid(serializers.ConversationExportQuery, request.query_params)["format"]
         conversation = self.get_object()
-        result = export_conversation(conversation_to_canonical(conversation, branch="all"), fmt)
-        export_record(
-            actor=_caller(request),
-            what="conversation",
-            format=fmt,
-            filters={},
-            count=1,
-            conversation_uuid=conversation.uuid,
-        )
+        result = export_services.conversation_export(actor=_caller(request), conversation=conversation, format=fmt)
         response = Response(result.document)
         response[schema.OMITTED_HEADER] = json.dumps(result.omitted, ensure_ascii=True)
         return response
@@ -202,14 +189,12 @@ class ArtifactExportView(APIView):
     def get(self, request: Request) -> StreamingHttpResponse:
         query = _valid(serializers.ArtifactExportQuery, request.query_params)
         filters = _artifact_filters(request, query)
-        export_record(
+        lines = export_services.artifacts_export_stream(
             actor=_caller(request),
-            what="artifacts",
-            format="ndjson",
-            filters={key: query[key] for key in ("kind", "source") if key in query},
-            count=artifact_count(filters),
+            filters=filters,
+            given={key: query[key] for key in ("kind", "source") if key in query},
         )
-        response = StreamingHttpResponse(artifact_lines(filters), content_type=schema.NDJSON)
+        response = StreamingHttpResponse(lines, content_type=schema.NDJSON)
         response["Content-Disposition"] = 'attachment; filename="artifacts.ndjson"'
         return response
 
@@ -297,13 +282,7 @@ class BulkExportView(APIView):
         )
         if not export.filterset.is_valid():
             raise translate_validation(export.filterset.errors)
-        export_record(
-            actor=_caller(request),
-            what="conversations",
-            format=export.format,
-            filters=export.filterset.given_filters(),
-            count=export.queryset().count(),
-        )
-        response = StreamingHttpResponse(export.chunks(), content_type=export.content_type)
+        chunks = export_services.bulk_export_stream(actor=_caller(request), export=export)
+        response = StreamingHttpResponse(chunks, content_type=export.content_type)
         response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
         return response

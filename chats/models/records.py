@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chats import jsonio
+from chats.audit_actions import AuditAction
 from chats.ingest import plans
 from chats.models.checks import choices_check
 from chats.models.conversations import Conversation
@@ -193,7 +194,7 @@ class ApiKeyDailyUsage(models.Model):
 # The hash the first event of the chain follows.
 AUDIT_GENESIS_HASH = "0" * 64
 # The event verify_audit writes: the outcome of a walk along the chain, itself part of the chain.
-AUDIT_VERIFIED_ACTION = "audit.verified"
+AUDIT_VERIFIED_ACTION = AuditAction.AUDIT_VERIFIED
 
 
 class AuditEvent(models.Model):

@@ -21,35 +21,33 @@ from typing import Any
 
 from django.urls import reverse
 
+from chats.audit_actions import INGESTION_ACTIONS, AuditAction
 from chats.diffs import FieldChange, field_changes
 from chats.models import AuditEvent, Conversation, ConversationView, IngestionReceipt
 
 ACTIVITY_LIMIT = 100
 
-INGESTION_ACTIONS = frozenset(
-    {"conversation.created", "conversation.appended", "conversation.branched", "conversation.updated"}
-)
 # How each kind of entry is named on the page.
-ACTION_WORDS = {
-    "conversation.created": "Created by an ingestion",
-    "conversation.appended": "Messages appended by an ingestion",
-    "conversation.branched": "A branch added by an ingestion",
-    "conversation.updated": "Updated by an ingestion",
-    "conversation.status_changed": "Review status changed",
-    "conversation.branch_switched": "Active branch switched",
-    "conversation.exported": "Exported",
-    "feedback.created": "Feedback given",
-    "feedback.updated": "Feedback changed",
-    "feedback.deleted": "Feedback deleted",
+ACTION_WORDS: dict[str, str] = {
+    AuditAction.CONVERSATION_CREATED: "Created by an ingestion",
+    AuditAction.CONVERSATION_APPENDED: "Messages appended by an ingestion",
+    AuditAction.CONVERSATION_BRANCHED: "A branch added by an ingestion",
+    AuditAction.CONVERSATION_UPDATED: "Updated by an ingestion",
+    AuditAction.CONVERSATION_STATUS_CHANGED: "Review status changed",
+    AuditAction.CONVERSATION_BRANCH_SWITCHED: "Active branch switched",
+    AuditAction.CONVERSATION_EXPORTED: "Exported",
+    AuditAction.FEEDBACK_CREATED: "Feedback given",
+    AuditAction.FEEDBACK_UPDATED: "Feedback changed",
+    AuditAction.FEEDBACK_DELETED: "Feedback deleted",
 }
-KINDS = {
-    "conversation.status_changed": "status",
-    "conversation.branch_switched": "branch",
-    "conversation.branched": "branch",
-    "conversation.exported": "export",
-    "feedback.created": "feedback",
-    "feedback.updated": "feedback",
-    "feedback.deleted": "feedback",
+KINDS: dict[str, str] = {
+    AuditAction.CONVERSATION_STATUS_CHANGED: "status",
+    AuditAction.CONVERSATION_BRANCH_SWITCHED: "branch",
+    AuditAction.CONVERSATION_BRANCHED: "branch",
+    AuditAction.CONVERSATION_EXPORTED: "export",
+    AuditAction.FEEDBACK_CREATED: "feedback",
+    AuditAction.FEEDBACK_UPDATED: "feedback",
+    AuditAction.FEEDBACK_DELETED: "feedback",
 }
 
 
@@ -133,7 +131,7 @@ def activity_read(conversation: Conversation, *, limit: int = ACTIVITY_LIMIT) ->
             caused.add(receipt.uuid)
         export = None
         changes: list[FieldChange] = []
-        if action == "conversation.exported":
+        if action == AuditAction.CONVERSATION_EXPORTED:
             export = {"format": after.get("format"), "filters": after.get("filters"), "count": after.get("count")}
         else:
             changes = field_changes(event["before"], event["after"])

@@ -51,7 +51,7 @@ def queues_visible(user: Any, roles: Roles) -> QuerySet[Queue]:
 
 
 def _visible(queues: QuerySet[Queue], user: Any, roles: Roles) -> QuerySet[Queue]:
-    if roles.can_lead or roles.can_audit:
+    if roles.can_oversee:
         return queues
     if not roles.can_read:
         return queues.none()
@@ -97,7 +97,7 @@ def item_reviews(item: QueueItem, user: Any, roles: Roles) -> VisibleReviews:
     reviews = list(
         Review.objects.filter(item=item).select_related("reviewer", "rubric_version").order_by("submitted_at", "id")
     )
-    if roles.can_lead or roles.can_audit:
+    if roles.can_oversee:
         return VisibleReviews(reviews, 0)
     own = [review for review in reviews if review.reviewer_id == user.pk]
     others = [r for r in reviews if r.reviewer_id != user.pk and r.state == ReviewState.SUBMITTED]

@@ -54,7 +54,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 from django.db.models.deletion import Collector
 
-from chats.models import AUDIT_GENESIS_HASH, AUDIT_VERIFIED_ACTION, AuditCheckpoint, AuditEvent, Source
+from chats.audit_actions import AuditAction
+from chats.models import AUDIT_GENESIS_HASH, AuditCheckpoint, AuditEvent, Source
 
 UserLike = User | AnonymousUser | None
 
@@ -161,7 +162,12 @@ def audited_update(obj: Model, values: dict[str, Any], *, actor: Actor) -> bool:
         obj.save(update_fields=list(values))
         model = str(obj._meta.model_name)
         audit_record(
-            actor=actor, action=f"{model}.updated", target_type=model, target_id=obj.pk, before=before, after=values
+            actor=actor,
+            action=AuditAction.row(model, "updated"),
+            target_type=model,
+            target_id=obj.pk,
+            before=before,
+            after=values,
         )
     return True
 
@@ -172,7 +178,7 @@ def audited_update(obj: Model, values: dict[str, Any], *, actor: Actor) -> bool:
 def audit_event(
     *,
     actor: Actor,
-    action: str,
+    action: AuditAction,
     target_type: str,
     target_id: Any,
     conversation_uuid: Any = None,
@@ -185,7 +191,7 @@ def audit_event(
         actor=user,
         # A copy of who it was, which also names a source acting by its key ("source:masterbrain").
         actor_username=actor.get_username()[:150] if actor is not None else "",
-        action=action,
+        action=str(action),  # stored as its value
         target_type=target_type,
         target_id=str(target_id),
         conversation_uuid=conversation_uuid,
@@ -197,7 +203,7 @@ def audit_event(
 def audit_record(
     *,
     actor: Actor,
-    action: str,
+    action: AuditAction,
     target_type: str,
     target_id: Any,
     conversation_uuid: Any = None,
@@ -284,7 +290,11 @@ def audit_record_saved(*, actor: Actor, obj: Model, before: dict[str, Any] | Non
     name = obj._meta.model_name or type(obj).__name__.lower()
     if before is None:
         return audit_record(
-            actor=actor, action=f"{name}.created", target_type=name, target_id=obj.pk, after=_without_secrets(after)
+            actor=actor,
+            action=AuditAction.row(name, "created"),
+            target_type=name,
+            target_id=obj.pk,
+            after=_without_secrets(after),
         )
     changed = [key for key, value in after.items() if before.get(key) != value]
     if not changed:
@@ -296,7 +306,7 @@ def audit_record_saved(*, actor: Actor, obj: Model, before: dict[str, Any] | Non
         if old[key] == new[key]:
             new[key] = "(changed)"
     return audit_record(
-        actor=actor, action=f"{name}.updated", target_type=name, target_id=obj.pk, before=old, after=new
+        actor=actor, action=AuditAction.row(name, "updated"), target_type=name, target_id=obj.pk, before=old, after=new
     )
 
 
@@ -305,7 +315,7 @@ def audit_record_deleted(*, actor: Actor, model: type[Model], before: dict[str, 
     name = model._meta.model_name or model.__name__.lower()
     return audit_record(
         actor=actor,
-        action=f"{name}.deleted",
+        action=AuditAction.row(name, "deleted"),
         target_type=name,
         target_id=before[model._meta.pk.name],
         before=_without_secrets(before),
@@ -512,7 +522,7 @@ def audit_chain_verify(
     with transaction.atomic(using=router.db_for_write(AuditCheckpoint)):
         audit_record(
             actor=actor,
-            action=AUDIT_VERIFIED_ACTION,
+            action=AuditAction.AUDIT_VERIFIED,
             target_type="audit_chain",
             target_id="all",
             after={

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from chats.audit_actions import AuditAction
 from chats.models import AuditEvent
 from chats.services.audit import Actor, audit_record
-
-AUDIT_EXPORTED_ACTION = "audit.exported"
 
 
 def audit_log_export_record(*, actor: Actor, format: str, filters: dict[str, str]) -> int | None:
@@ -14,7 +13,7 @@ def audit_log_export_record(*, actor: Actor, format: str, filters: dict[str, str
     up_to = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first()
     audit_record(
         actor=actor,
-        action=AUDIT_EXPORTED_ACTION,
+        action=AuditAction.AUDIT_EXPORTED,
         target_type="audit_log",
         target_id="filtered" if filters else "all",
         after={"format": format, "filters": filters, "up_to_id": up_to},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chats.audit_actions import AuditAction
 from chats.models import Conversation, Message
 from chats.services.audit import Actor, audit_record, audited_write
 
@@ -52,7 +53,7 @@ def message_set_active_branch(*, conversation: Conversation, message: Message, a
     if leaf_key != stored_leaf:
         audit_record(
             actor=actor,
-            action="conversation.branch_switched",
+            action=AuditAction.CONVERSATION_BRANCH_SWITCHED,
             target_type="conversation",
             target_id=conversation.uuid,
             conversation_uuid=conversation.uuid,

@@ -17,12 +17,13 @@ from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from chats.errors import InvalidInput, NotAllowed
+from chats.audit_actions import AuditAction
+from chats.errors import InvalidInput
 from chats.export import active_path, export_conversation, training_record
 from chats.ingest import canonical as c
 from chats.models import Conversation, Dataset, DatasetFormat, DatasetItem, DatasetLine, Queue, Resolution
 from chats.review.pinning import path_sha256, path_to
-from chats.roles import person_roles
+from chats.roles import lead_required, person_roles
 from chats.selectors.datasets import line_bytes
 from chats.selectors.exports import Exportable, iter_canonical
 from chats.services.audit import Actor, audit_record, audited_write
@@ -190,8 +191,7 @@ def dataset_snapshot_create(*, actor: User, name: str, queues: Sequence[Queue], 
     """A new dataset of every resolved item of `queues` (in queue name and item order), frozen by content: each
     item on the path its resolution pinned, as resolved now. Leads only; refused when the name is taken or when the
     queues have no resolved item."""
-    if not person_roles(actor).can_lead:
-        raise NotAllowed("Only leads take dataset snapshots.")
+    lead_required(person_roles(actor), "Only leads take dataset snapshots.")
     name = _checked_name(name)
     if not isinstance(description, str):
         raise InvalidInput([{"path": "/description", "message": "must be a string"}])
@@ -216,7 +216,7 @@ def dataset_snapshot_create(*, actor: User, name: str, queues: Sequence[Queue], 
     freezer.finish()
     audit_record(
         actor=actor,
-        action="dataset.created",
+        action=AuditAction.DATASET_CREATED,
         target_type="dataset",
         target_id=dataset.pk,
         after={
@@ -245,7 +245,7 @@ def dataset_freeze_unfrozen(*, actor: Actor) -> int:
         freezer.finish()
         audit_record(
             actor=actor,
-            action="dataset.frozen",
+            action=AuditAction.DATASET_FROZEN,
             target_type="dataset",
             target_id=dataset.pk,
             after={

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
 from chats.filters import ExportFilter
 from chats.models import ApiKey, ExportJob, ExportJobPart, JobState, Source
@@ -81,7 +82,7 @@ def _export_job_save(
     )
     audit_record(
         actor=actor,
-        action="export_job.created",
+        action=AuditAction.EXPORT_JOB_CREATED,
         target_type="export_job",
         target_id=str(job.uuid),
         after={"format": format, "envelope": envelope, "filters": _audit_filters(filters)},

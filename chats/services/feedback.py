@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput, NotAllowed
 from chats.models import Conversation, Feedback, FeedbackLabel, FeedbackOrigin, Label, Message
 from chats.services.audit import audit_record, audited_write
@@ -79,7 +80,7 @@ def feedback_submit(
     feedback_summary_refresh(conversation)
     audit_record(
         actor=author,
-        action="feedback.created",
+        action=AuditAction.FEEDBACK_CREATED,
         target_type="feedback",
         target_id=feedback.uuid,
         conversation_uuid=conversation.uuid,
@@ -128,7 +129,7 @@ def feedback_update(
     if before != after:
         audit_record(
             actor=actor,
-            action="feedback.updated",
+            action=AuditAction.FEEDBACK_UPDATED,
             target_type="feedback",
             target_id=feedback.uuid,
             conversation_uuid=feedback.conversation.uuid,
@@ -148,7 +149,7 @@ def feedback_delete(*, actor: User, feedback: Feedback) -> None:
     feedback_summary_refresh(conversation)
     audit_record(
         actor=actor,
-        action="feedback.deleted",
+        action=AuditAction.FEEDBACK_DELETED,
         target_type="feedback",
         target_id=uuid,
         conversation_uuid=conversation.uuid,

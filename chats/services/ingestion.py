@@ -24,6 +24,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.ingest import canonical as c
 from chats.ingest import identity, planner, plans
 from chats.models import (
@@ -324,10 +325,10 @@ def sender_actor(sender: Sender) -> Actor:
 
 # The audit action of each change a plan makes (an unchanged conversation records none).
 _INGEST_ACTIONS = {
-    plans.Change.CREATED: "conversation.created",
-    plans.Change.BRANCHED: "conversation.branched",
-    plans.Change.APPENDED: "conversation.appended",
-    plans.Change.UPDATED: "conversation.updated",
+    plans.Change.CREATED: AuditAction.CONVERSATION_CREATED,
+    plans.Change.BRANCHED: AuditAction.CONVERSATION_BRANCHED,
+    plans.Change.APPENDED: AuditAction.CONVERSATION_APPENDED,
+    plans.Change.UPDATED: AuditAction.CONVERSATION_UPDATED,
 }
 
 

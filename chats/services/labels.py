@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chats.audit_actions import AuditAction
 from chats.filters import offered_choices_forget
 from chats.models import Label
 from chats.services.audit import Actor, audit_record, audited_update, audited_write
@@ -18,7 +19,11 @@ def label_create(*, name: str, description: str = "", actor: Actor = None) -> La
     label = Label.objects.create(name=name, description=description)
     offered_choices_forget()
     audit_record(
-        actor=actor, action="label.created", target_type="label", target_id=label.pk, after=_label_values(label)
+        actor=actor,
+        action=AuditAction.LABEL_CREATED,
+        target_type="label",
+        target_id=label.pk,
+        after=_label_values(label),
     )
     return label
 
@@ -37,4 +42,4 @@ def label_delete(*, label: Label, actor: Actor = None) -> None:
     pk = label.pk
     label.delete()
     offered_choices_forget()
-    audit_record(actor=actor, action="label.deleted", target_type="label", target_id=pk, before=before)
+    audit_record(actor=actor, action=AuditAction.LABEL_DELETED, target_type="label", target_id=pk, before=before)

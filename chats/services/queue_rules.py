@@ -16,11 +16,12 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from chats.errors import DomainError, InvalidInput, NotAllowed
+from chats.audit_actions import AuditAction
+from chats.errors import DomainError, InvalidInput
 from chats.filters import conversation_filter_checked
 from chats.models import Conversation, JobState, Queue, QueueRule, QueueRuleRun
 from chats.review.sampling import rule_takes
-from chats.roles import person_roles
+from chats.roles import lead_required, person_roles
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
 from chats.services.dispatch import QUEUE_RULE_RUN, task_send
 from chats.services.review import ADD_BATCH, queue_add_conversation_ids
@@ -30,8 +31,7 @@ logger = logging.getLogger(__name__)
 
 
 def _ensure_lead(actor: User) -> None:
-    if not person_roles(actor).can_lead:
-        raise NotAllowed("Only leads manage a queue's rules.")
+    lead_required(person_roles(actor), "Only leads manage a queue's rules.")
 
 
 def _checked_name(name: Any, queue: Queue, rule: QueueRule | None = None) -> str:
@@ -100,7 +100,11 @@ def rule_create(
         created_by=actor,
     )
     audit_record(
-        actor=actor, action="queue_rule.created", target_type="queue_rule", target_id=rule.pk, after=_rule_state(rule)
+        actor=actor,
+        action=AuditAction.QUEUE_RULE_CREATED,
+        target_type="queue_rule",
+        target_id=rule.pk,
+        after=_rule_state(rule),
     )
     return rule
 
@@ -135,7 +139,7 @@ def rule_update(
     rule.save(update_fields=["name", "filters", "sample_rate", "enabled", "updated_at"])
     audit_record(
         actor=actor,
-        action="queue_rule.updated",
+        action=AuditAction.QUEUE_RULE_UPDATED,
         target_type="queue_rule",
         target_id=rule.pk,
         before={key: before[key] for key in changed},
@@ -152,7 +156,9 @@ def rule_delete(*, actor: User, rule: QueueRule) -> None:
     before = _rule_state(rule)
     pk = rule.pk
     rule.delete()
-    audit_record(actor=actor, action="queue_rule.deleted", target_type="queue_rule", target_id=pk, before=before)
+    audit_record(
+        actor=actor, action=AuditAction.QUEUE_RULE_DELETED, target_type="queue_rule", target_id=pk, before=before
+    )
 
 
 def _taken(rule: QueueRule, matching: QuerySet[Conversation]) -> Iterator[int]:
@@ -223,7 +229,9 @@ def rule_run(*, actor: User, rule: QueueRule, run: QueueRuleRun | None = None) -
     after: dict[str, Any] = {"added": added}
     if run is not None:
         after["run"] = run.pk
-    audit_record(actor=actor, action="queue_rule.ran", target_type="queue_rule", target_id=rule.pk, after=after)
+    audit_record(
+        actor=actor, action=AuditAction.QUEUE_RULE_RAN, target_type="queue_rule", target_id=rule.pk, after=after
+    )
     return added
 
 

@@ -5,6 +5,10 @@ MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS, which the write log's hash chain forbids,
 for the chain's lock. They go into their own table, chats.ConversationView, which only `conversation_view_record`
 inserts into and only `view_events_prune` deletes from.
 
+A conversation is read through the functions here, which record the view as they read it: `thread_open` (its page,
+the review page) and `conversation_detail_open` (the API's detail). A page or an endpoint calls them, never the
+selectors they wrap (tests/test_export_recording.py fails one that does), so none can forget the record.
+
 Repeated views by the same person or key of the same conversation within MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS
 count as one: the first one in the window adds a key to the cache (`cache.add` is atomic: of two requests at once,
 one adds it), and only that one inserts a row. The common case, a reader moving around one thread, costs no query;
@@ -24,8 +28,12 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
-from chats.models import ConversationView, ViewedVia
+from chats.models import Conversation, ConversationView, ViewedVia
+from chats.selectors.conversations import ConversationDetail, conversation_detail
+from chats.selectors.exports import Branch
+from chats.selectors.threads import Thread, path_window, thread_read
 from chats.services.audit import Actor, audit_record, audited_write
 
 # Views deleted per statement by the prune.
@@ -56,6 +64,24 @@ def conversation_view_record(*, viewer: Any, conversation_uuid: UUID, via: Viewe
     return True
 
 
+def thread_open(conversation: Conversation, *, viewer: Any, via: ViewedVia = ViewedVia.PAGE, **window: Any) -> Thread:
+    """A window of the thread and all shown with it (`thread_read`, with `window`'s at, after, around, limit...),
+    read by `viewer`: their view recorded first."""
+    conversation_view_record(viewer=viewer, conversation_uuid=conversation.uuid, via=via)
+    return thread_read(conversation, user=viewer, **window)
+
+
+def conversation_detail_open(
+    conversation: Conversation, *, viewer: Any, branch: Branch, window: dict[str, Any] | None = None
+) -> ConversationDetail:
+    """The API's detail of a conversation (`conversation_detail`: the whole thread, or the window of its active path
+    that `window`'s after and limit give `path_window`), read by `viewer`: their view recorded first."""
+    conversation_view_record(viewer=viewer, conversation_uuid=conversation.uuid, via=ViewedVia.API)
+    return conversation_detail(
+        conversation, branch=branch, window=path_window(conversation, **window) if window is not None else None
+    )
+
+
 @dataclass(frozen=True)
 class ViewPruneResult:
     cutoff: datetime
@@ -84,7 +110,7 @@ def view_events_prune(*, older_than_days: int, actor: Actor) -> ViewPruneResult:
     if deleted:
         audit_record(
             actor=actor,
-            action="view_events.pruned",
+            action=AuditAction.VIEW_EVENTS_PRUNED,
             target_type="view_events",
             target_id="all",
             after={"older_than_days": older_than_days, "cutoff": cutoff.isoformat(), "deleted": deleted},

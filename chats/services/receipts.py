@@ -19,6 +19,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
 from chats.ingest import canonical as c
 from chats.models import ApiKey, IngestionReceipt, Outcome, ReceiptPayload, Source
@@ -235,7 +236,7 @@ def receipt_payloads_prune(
     if result.receipts:
         audit_record(
             actor=actor,
-            action="receipt.payloads_pruned",
+            action=AuditAction.RECEIPT_PAYLOADS_PRUNED,
             target_type="receipts",
             target_id="selected" if receipts is not None else "all",
             after={"older_than_days": older_than_days, **result.as_dict()},

@@ -13,6 +13,7 @@ from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput, NotAllowed
 from chats.models import (
     MAX_LEASE_MINUTES,
@@ -29,6 +30,7 @@ from chats.models import (
     RubricVersion,
 )
 from chats.review.rubric import answers_errors, normalized_questions, rubric_errors, same_questions
+from chats.roles import NONE, lead_required, person_roles
 from chats.selectors.pinning import Pin, active_path_pin, resolution_pin, review_pin
 from chats.selectors.review import current_rubric
 from chats.services.audit import Actor, audit_record, audited_write, jsonable
@@ -46,7 +48,7 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
     conversation.save(update_fields=["review_status"])
     audit_record(
         actor=actor,
-        action="conversation.status_changed",
+        action=AuditAction.CONVERSATION_STATUS_CHANGED,
         target_type="conversation",
         target_id=conversation.uuid,
         conversation_uuid=conversation.uuid,
@@ -61,6 +63,12 @@ def conversation_set_review_status(*, actor: User, conversation: Conversation, s
 LEASE_DURATION = timedelta(minutes=30)  # the default of a queue's lease_minutes
 ASSIGNMENT_DURATION = timedelta(hours=24)  # a lead's assignment, unless the queue's leases are longer
 ADD_BATCH = 2000
+
+
+def _ensure_lead(actor: Actor) -> None:
+    """Leading a queue (creating and editing it, adding conversations, assigning, releasing and resolving items) is
+    for leads: checked here, by each of those services, whichever page or endpoint calls it."""
+    lead_required(person_roles(actor) if isinstance(actor, User) else NONE)
 
 
 def _checked_rubric(questions: Any) -> list[dict[str, Any]]:
@@ -118,6 +126,7 @@ def queue_create(
     members: Iterable[User] = (),
 ) -> Queue:
     """A new queue with its rubric's first version."""
+    _ensure_lead(actor)
     checked = _checked_rubric(questions)
     queue = Queue.objects.create(
         name=_checked_name(name),
@@ -128,7 +137,11 @@ def queue_create(
     rubric = RubricVersion.objects.create(queue=queue, version=1, questions=checked)
     queue.members.set(list(members))
     audit_record(
-        actor=actor, action="queue.created", target_type="queue", target_id=queue.pk, after=_queue_state(queue, rubric)
+        actor=actor,
+        action=AuditAction.QUEUE_CREATED,
+        target_type="queue",
+        target_id=queue.pk,
+        after=_queue_state(queue, rubric),
     )
     return queue
 
@@ -148,6 +161,7 @@ def queue_update(
     canonical forms differ) become a new version; the same questions, however spelled, change nothing. A version is
     never changed once written: reviews, drafts and resolutions keep the one they were given under. Whether
     anything changed."""
+    _ensure_lead(actor)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     rubric = current_rubric(queue)
     before = _queue_state(queue, rubric)
@@ -170,7 +184,7 @@ def queue_update(
         return False
     audit_record(
         actor=actor,
-        action="queue.updated",
+        action=AuditAction.QUEUE_UPDATED,
         target_type="queue",
         target_id=queue.pk,
         before={key: before[key] for key in changed},
@@ -183,6 +197,7 @@ def queue_update(
 def queue_add_conversations(*, actor: Actor, queue: Queue, conversations: QuerySet[Conversation]) -> int:
     """Add every conversation of `conversations` (set-based; those already in the queue are left as they are).
     How many were added."""
+    _ensure_lead(actor)
     ids = conversations.order_by().values_list("pk", flat=True).iterator(chunk_size=ADD_BATCH)
     return queue_add_conversation_ids(actor=actor, queue=queue, conversation_ids=ids)
 
@@ -209,7 +224,9 @@ def queue_add_conversation_ids(
         after: dict[str, Any] = {"added": added}
         if rule is not None:
             after["rule"] = rule.pk
-        audit_record(actor=actor, action="queue.items_added", target_type="queue", target_id=queue.pk, after=after)
+        audit_record(
+            actor=actor, action=AuditAction.QUEUE_ITEMS_ADDED, target_type="queue", target_id=queue.pk, after=after
+        )
     return added
 
 
@@ -225,7 +242,7 @@ def _free_slots(item: QueueItem, reviewer: User, now: datetime) -> int:
     return item.queue.reviews_per_item - submitted - held
 
 
-def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, action: str) -> Lease:
+def _lease(*, actor: User, item: QueueItem, reviewer: User, until: datetime, action: AuditAction) -> Lease:
     pin = active_path_pin(item.conversation_id)  # the path handed out: the active one now
     lease, _ = Lease.objects.update_or_create(
         conversation_id=item.conversation_id,
@@ -259,6 +276,7 @@ def _checked_lease_minutes(value: Any) -> int:
 def queue_set_lease_minutes(*, actor: User, queue: Queue, lease_minutes: int) -> bool:
     """Change how long "next item" holds an item of `queue` (leases already given keep their expiry). Whether it
     changed."""
+    _ensure_lead(actor)
     minutes = _checked_lease_minutes(lease_minutes)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
     before = queue.lease_minutes
@@ -268,7 +286,7 @@ def queue_set_lease_minutes(*, actor: User, queue: Queue, lease_minutes: int) ->
     queue.save(update_fields=["lease_minutes"])
     audit_record(
         actor=actor,
-        action="queue.updated",
+        action=AuditAction.QUEUE_UPDATED,
         target_type="queue",
         target_id=queue.pk,
         before={"lease_minutes": before},
@@ -314,7 +332,7 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
         )
     if held is None:
         return None
-    _lease(actor=reviewer, item=held, reviewer=reviewer, until=until, action="queue_item.leased")
+    _lease(actor=reviewer, item=held, reviewer=reviewer, until=until, action=AuditAction.QUEUE_ITEM_LEASED)
     return held
 
 
@@ -322,16 +340,18 @@ def item_lease_next(*, queue: Queue, reviewer: User) -> QueueItem | None:
 def item_assign(*, actor: User, item: QueueItem, reviewer: User) -> Lease:
     """A lead hands an item to a member of its queue: a lease for ASSIGNMENT_DURATION (or the queue's lease_minutes
     when longer), even over the item's slots."""
+    _ensure_lead(actor)
     _ensure_member(item.queue, reviewer)
     if item.reviews.filter(reviewer=reviewer, state=ReviewState.SUBMITTED).exists():
         raise InvalidInput([{"path": "/reviewer", "message": "has already reviewed this item"}])
     until = timezone.now() + max(ASSIGNMENT_DURATION, _lease_duration(item.queue))
-    return _lease(actor=actor, item=item, reviewer=reviewer, until=until, action="queue_item.assigned")
+    return _lease(actor=actor, item=item, reviewer=reviewer, until=until, action=AuditAction.QUEUE_ITEM_ASSIGNED)
 
 
 @audited_write
 def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) -> int:
     """A lead frees an item's slots held by `reviewer` (by anyone when None). How many leases were released."""
+    _ensure_lead(actor)
     leases = Lease.objects.filter(item=item)
     if reviewer is not None:
         leases = leases.filter(reviewer=reviewer)
@@ -341,7 +361,7 @@ def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) 
     leases.delete()
     audit_record(
         actor=actor,
-        action="queue_item.released",
+        action=AuditAction.QUEUE_ITEM_RELEASED,
         target_type="queue_item",
         target_id=item.pk,
         conversation_uuid=item.conversation.uuid,
@@ -387,7 +407,7 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any
         review.save(update_fields=["rubric_version", "answers", "updated_at", *pin.fields()])
     audit_record(
         actor=reviewer,
-        action="review.draft_saved",
+        action=AuditAction.REVIEW_DRAFT_SAVED,
         target_type="review",
         target_id=review.pk,
         conversation_uuid=item.conversation.uuid,
@@ -430,7 +450,7 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
     QueueItem.objects.filter(pk=item.pk).update(submitted_count=F("submitted_count") + 1)
     audit_record(
         actor=reviewer,
-        action="review.submitted",
+        action=AuditAction.REVIEW_SUBMITTED,
         target_type="review",
         target_id=review.pk,
         conversation_uuid=item.conversation.uuid,
@@ -444,6 +464,7 @@ def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], corre
     """A lead's gold answer for `item` (every question but the text ones), and the final correction; a later
     resolution replaces it (a new row: a resolution is never changed in place), with the previous answers in the
     event."""
+    _ensure_lead(actor)
     pin = resolution_pin(item)
     rubric, answers = _review_answers(item, answers, complete=True, pin=pin)
     if not isinstance(correction, str):
@@ -465,7 +486,7 @@ def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], corre
     )
     audit_record(
         actor=actor,
-        action="queue_item.resolved",
+        action=AuditAction.QUEUE_ITEM_RESOLVED,
         target_type="queue_item",
         target_id=item.pk,
         conversation_uuid=item.conversation.uuid,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from axes.models import AccessAttempt
 
+from chats.audit_actions import AuditAction
 from chats.services.audit import Actor, audit_record, audited_write
 from chats.throttling import normalize_username
 
@@ -27,7 +28,7 @@ def signin_unlock(*, username: str, ip_address: str | None, actor: Actor) -> int
     attempts.delete()
     audit_record(
         actor=actor,
-        action="signin.unlocked",
+        action=AuditAction.SIGNIN_UNLOCKED,
         target_type="signin",
         target_id=name,
         before={"ip_address": ip_address, "failures": sum(counts)},

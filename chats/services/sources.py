@@ -7,6 +7,7 @@ from datetime import datetime
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.models import ApiKey, Source
 from chats.services.audit import Actor, UserLike, audit_record, audited_update, audited_write
 
@@ -22,7 +23,7 @@ def source_get_or_create(
     if created:
         audit_record(
             actor=actor,
-            action="source.created",
+            action=AuditAction.SOURCE_CREATED,
             target_type="source",
             target_id=source.pk,
             after={"name": name, "description": description, "is_active": is_active},
@@ -57,7 +58,7 @@ def api_key_create(
     owner = f"source:{source.name}" if source else f"user:{user.get_username() if user else ''}"
     audit_record(
         actor=actor,
-        action="api_key.created",
+        action=AuditAction.API_KEY_CREATED,
         target_type="api_key",
         target_id=key.pk,
         after={
@@ -77,7 +78,7 @@ def api_key_revoke(*, key: ApiKey, actor: UserLike = None) -> None:
         key.save(update_fields=["revoked_at"])
         audit_record(
             actor=actor,
-            action="api_key.revoked",
+            action=AuditAction.API_KEY_REVOKED,
             target_type="api_key",
             target_id=key.pk,
             before={"revoked": False},

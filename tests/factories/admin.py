@@ -113,12 +113,12 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         feedback, _ = feedback_submit(
             author=reviewer, conversation=chat, score=1, labels=[label], comment=f"<script>{n}</script>"
         )
-        queue = queue_create(actor=reviewer, name=f"queue-{n}", questions=REVIEW_QUESTIONS, members=[reviewer])
-        queue_add_conversations(actor=reviewer, queue=queue, conversations=Conversation.objects.filter(pk=chat.pk))
+        queue = queue_create(actor=lead, name=f"queue-{n}", questions=REVIEW_QUESTIONS, members=[reviewer])
+        queue_add_conversations(actor=lead, queue=queue, conversations=Conversation.objects.filter(pk=chat.pk))
         item = item_lease_next(queue=queue, reviewer=reviewer)
         assert item is not None
         review_save_draft(reviewer=reviewer, item=item, answers={"correct": "no"})
-        item_resolve(actor=reviewer, item=item, answers={"correct": "yes"}, correction="<b>gold</b>")
+        item_resolve(actor=lead, item=item, answers={"correct": "yes"}, correction="<b>gold</b>")
         rule = rule_create(
             actor=lead, queue=queue, name=f"rule-{n}", filters={"source": source.name}, sample_rate="0.5"
         )

@@ -83,7 +83,7 @@ def command_creates_a_personal_token(w: World) -> list[dict[str, Any]]:
     return [expect("api_key.created", command("create_api_token"), "api_key", key.pk, after=after)]
 
 
-@write_path("command export_conversations", "service export_record")
+@write_path("command export_conversations", "service conversations_export_stream", "service export_record")
 def command_exports_conversations(w: World) -> list[dict[str, Any]]:
     output = w.tmp / "out.ndjson"
     call_command(

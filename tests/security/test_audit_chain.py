@@ -19,6 +19,7 @@ from django.db import IntegrityError, connection, connections, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
+from chats.audit_actions import AuditAction
 from chats.models import AUDIT_GENESIS_HASH, AUDIT_VERIFIED_ACTION, AuditEvent, Source
 from chats.selectors.audit import audit_chain_last_verification
 from chats.services.audit import CHAIN_FIELDS, CommandActor, audit_chain_check, audit_chain_digest, audit_record
@@ -111,7 +112,7 @@ def test_ordinary_writes_chain_every_event_to_the_one_before_it(logged: list[Aud
 def test_the_hash_covers_the_content_as_stored(reviewer: User) -> None:
     # Values that JSON text or jsonb give back in another shape: a tuple, an integral float, a key that is a number.
     after = {"big": 1e16, "small": 1e-7, "ratio": 0.1, "pair": (1, 2), 3: "three", "text": "ünïcode ✓"}
-    audit_record(actor=reviewer, action="label.updated", target_type="label", target_id=7, after=after)
+    audit_record(actor=reviewer, action=AuditAction.LABEL_UPDATED, target_type="label", target_id=7, after=after)
 
     stored = AuditEvent.objects.get(action="label.updated").after
     assert stored is not None and stored["3"] == "three" and stored["pair"] == [1, 2]

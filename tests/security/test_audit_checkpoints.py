@@ -18,6 +18,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
+from chats.audit_actions import AuditAction
 from chats.models import AUDIT_GENESIS_HASH, AUDIT_VERIFIED_ACTION, AuditCheckpoint, AuditEvent
 from chats.services.audit import CHAIN_FIELDS, audit_chain_digest, audit_record
 
@@ -29,7 +30,7 @@ HEAD = re.compile(r"verify_audit --expect ([0-9]+):([0-9a-f]{64})")
 
 def _write(count: int, reviewer: User) -> None:
     for n in range(count):
-        audit_record(actor=reviewer, action="label.created", target_type="label", target_id=n, after={"n": n})
+        audit_record(actor=reviewer, action=AuditAction.LABEL_CREATED, target_type="label", target_id=n, after={"n": n})
 
 
 def _events() -> list[AuditEvent]:

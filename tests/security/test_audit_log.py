@@ -16,6 +16,7 @@ from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 from django.test import RequestFactory
 
+from chats.audit_actions import AuditAction
 from chats.models import AuditCheckpoint, AuditEvent, Source
 from chats.services.audit import CommandActor, audit_chain_verify, audit_record
 from chats.services.feedback import feedback_submit
@@ -33,7 +34,7 @@ def world(reviewer: User, admin_user: User, source: Source, ingest_key: str, tmp
 @pytest.fixture
 def event(world: World) -> AuditEvent:
     return audit_record(
-        actor=world.reviewer, action="label.updated", target_type="label", target_id=1, before={}, after={}
+        actor=world.reviewer, action=AuditAction.LABEL_UPDATED, target_type="label", target_id=1, before={}, after={}
     )
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.db import DEFAULT_DB_ALIAS
 
-from chats.roles import ROLE_PERMISSIONS
+from chats.roles import NONE, ROLE_PERMISSIONS, Roles
 from tests.flush import truncation_allowed
 
 
@@ -47,3 +47,17 @@ def test_every_permission_a_role_names_exists() -> None:
         )
     )
     assert named - existing == set()
+
+
+@pytest.mark.parametrize(
+    ("roles", "oversees"),
+    [
+        (Roles(can_read=True, can_write=True), False),
+        (Roles(can_read=True, can_write=False, can_audit=True), True),
+        (Roles(can_read=True, can_write=False, can_lead=True), True),
+        (NONE, False),
+    ],
+    ids=["reviewer", "auditor", "lead", "nobody"],
+)
+def test_leads_and_auditors_oversee_the_reviews_and_no_one_else(roles: Roles, oversees: bool) -> None:
+    assert roles.can_oversee is oversees

@@ -81,7 +81,7 @@ def api_takes_a_dataset_snapshot(w: World) -> list[dict[str, Any]]:
     return [expect("dataset.created", w.admin, "dataset", response.json()["id"], after=_snapshot_after("v1"))]
 
 
-@write_path("GET api:dataset-export", "service export_record")
+@write_path("GET api:dataset-export", "service dataset_export_stream", "service export_record")
 def api_exports_a_dataset(w: World) -> list[dict[str, Any]]:
     with audit_scope():  # published with no item: its exports are empty
         empty = hashlib.sha256(b"").hexdigest()

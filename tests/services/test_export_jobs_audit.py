@@ -27,7 +27,7 @@ def world(reviewer: User, admin_user: User, source: Source, ingest_key: str, tmp
 # --- Exports: reading data out is recorded too
 
 
-@write_path("GET api:conversation-export", "service export_record")
+@write_path("GET api:conversation-export", "service conversation_export", "service export_record")
 def api_exports_a_conversation(w: World) -> list[dict[str, Any]]:
     response = w.api(w.reviewer).get(f"/api/v1/conversations/{w.conversation.uuid}/export/?format=openai")
     assert response.status_code == 200
@@ -36,7 +36,7 @@ def api_exports_a_conversation(w: World) -> list[dict[str, Any]]:
     return [expect("conversation.exported", w.reviewer, "conversation", uuid_, after=after, conversation=uuid_)]
 
 
-@write_path("GET api:conversation-export", "service export_record")
+@write_path("GET api:conversation-export", "service conversation_export", "service export_record")
 def api_exports_a_conversation_with_a_source_key(w: World) -> list[dict[str, Any]]:
     response = w.api().get(f"/api/v1/conversations/{w.chat.uuid}/export/?format=chat_document")
     assert response.status_code == 200
@@ -45,7 +45,7 @@ def api_exports_a_conversation_with_a_source_key(w: World) -> list[dict[str, Any
     return [expect("conversation.exported", actor, "conversation", w.chat.uuid, after=after, conversation=w.chat.uuid)]
 
 
-@write_path("GET api:artifacts-export", "service export_record")
+@write_path("GET api:artifacts-export", "service artifacts_export_stream", "service export_record")
 def api_exports_the_artifact_list(w: World) -> list[dict[str, Any]]:
     response = w.api(w.reviewer).get("/api/v1/export/artifacts/?kind=protocol")
     assert response.status_code == 200
@@ -54,7 +54,7 @@ def api_exports_the_artifact_list(w: World) -> list[dict[str, Any]]:
     return [expect("conversation.exported", w.reviewer, "artifacts", "filtered", after=after)]
 
 
-@write_path("GET api:export", "service export_record")
+@write_path("GET api:export", "service bulk_export_stream", "service export_record")
 def api_exports_a_filtered_set(w: World) -> list[dict[str, Any]]:
     response = w.api(w.reviewer).get("/api/v1/export/?format=training&status=unreviewed")
     assert response.status_code == 200

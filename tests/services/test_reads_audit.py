@@ -24,7 +24,7 @@ def world(reviewer: User, admin_user: User, source: Source, ingest_key: str, tmp
 # --- Read audit: a view is recorded in its own table, never as an audit event
 
 
-@write_path("GET chats:thread", "GET chats:thread_messages", "service conversation_view_record")
+@write_path("GET chats:thread", "GET chats:thread_messages", "service thread_open", "service conversation_view_record")
 def reading_a_thread_records_a_view_and_no_event(w: World) -> list[dict[str, Any]]:
     client = w.page(w.reviewer)
     for _ in range(2):
@@ -36,7 +36,7 @@ def reading_a_thread_records_a_view_and_no_event(w: World) -> list[dict[str, Any
     return []
 
 
-@write_path("GET api:conversation-detail", "service conversation_view_record")
+@write_path("GET api:conversation-detail", "service conversation_detail_open", "service conversation_view_record")
 def reading_a_conversation_through_the_api_records_a_view_and_no_event(w: World) -> list[dict[str, Any]]:
     assert w.api().get(f"/api/v1/conversations/{w.chat.uuid}/").status_code == 200
     assert w.api(w.reviewer).get(f"/api/v1/conversations/{w.chat.uuid}/").status_code == 200

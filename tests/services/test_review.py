@@ -27,12 +27,15 @@ from chats.models import (
 )
 from chats.roles import person_roles
 from chats.selectors.review import current_rubric
+from chats.services.audit import SourceActor
 from chats.services.review import (
     item_assign,
     item_lease_next,
     item_release,
     item_resolve,
     queue_add_conversations,
+    queue_create,
+    queue_set_lease_minutes,
     queue_update,
     review_save_draft,
     review_submit,
@@ -263,6 +266,32 @@ def test_a_lead_assigns_and_releases_an_item(reviewer: User, other_reviewer: Use
     assert (assigned.after or {})["reviewer"] == "oscar"
     with pytest.raises(NotAllowed):
         item_assign(actor=lead, item=item, reviewer=lead)
+
+
+@pytest.mark.parametrize("who", ["reviewer", "auditor", "source"])
+def test_a_queue_s_lead_only_services_refuse_anyone_else_whoever_calls_them(
+    who: str, reviewer: User, auditor: User, source: Source
+) -> None:
+    lead = make_lead()
+    queue = make_queue(lead, [reviewer], reviews_per_item=1)
+    fill_queue(queue, lead, source, 1)
+    item = QueueItem.objects.get()
+    actor: Any = {"reviewer": reviewer, "auditor": auditor, "source": SourceActor(source)}[who]
+    calls = {
+        "create": lambda: queue_create(actor=actor, name="Mine", questions=QUESTIONS),
+        "update": lambda: queue_update(actor=actor, queue=queue, name="Renamed"),
+        "lease minutes": lambda: queue_set_lease_minutes(actor=actor, queue=queue, lease_minutes=5),
+        "add": lambda: queue_add_conversations(actor=actor, queue=queue, conversations=Conversation.objects.all()),
+        "assign": lambda: item_assign(actor=actor, item=item, reviewer=reviewer),
+        "release": lambda: item_release(actor=actor, item=item),
+        "resolve": lambda: item_resolve(actor=actor, item=item, answers=ANSWERS),
+    }
+    before = AuditEvent.objects.count()
+    for name, call in calls.items():
+        with pytest.raises(NotAllowed, match=r"Only leads can do this\."):
+            call()
+        assert AuditEvent.objects.count() == before, name
+    assert Queue.objects.get().name == "Answers" and not Lease.objects.exists() and not Resolution.objects.exists()
 
 
 def test_a_lead_resolves_an_item_with_a_gold_answer(reviewer: User, source: Source) -> None:

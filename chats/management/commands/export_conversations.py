@@ -16,9 +16,9 @@ from tqdm import tqdm
 from chats.export import FORMATS
 from chats.filters import ConversationFilter
 from chats.models import Conversation
-from chats.selectors.exports import TRAINING, export_lines
+from chats.selectors.exports import TRAINING
 from chats.services.audit import CommandActor
-from chats.services.exports import export_record
+from chats.services.exports import conversations_export_stream
 
 RENAMED = {"format": "input_format"}
 
@@ -61,14 +61,14 @@ class Command(BaseCommand):
             raise CommandError(f"invalid filters: {problems}")
         queryset = filterset.qs
         count = queryset.count()
-        export_record(
+        lines = conversations_export_stream(
             actor=CommandActor("export_conversations"),
-            what="conversations",
+            queryset=queryset,
             format=fmt,
             filters={_option(key): value for key, value in data.items()},
             count=count,
+            envelope=options["envelope"],
         )
-        lines = export_lines(queryset, fmt, envelope=options["envelope"])
         progress = tqdm(total=count, unit="conv", file=sys.stderr, disable=None)
         output = open(options["output"], "wb") if options["output"] else sys.stdout.buffer  # noqa: SIM115
         try:

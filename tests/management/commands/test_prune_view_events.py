@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.utils import timezone
 
+from chats.audit_actions import AuditAction
 from chats.models import AuditEvent, Conversation, ConversationView, Source
 from chats.services.audit import audit_event, audit_insert
 from tests import factories
@@ -26,7 +27,9 @@ def conversation(source: Source) -> Conversation:
 
 
 def _old_audit_event(days: int) -> AuditEvent:
-    event = audit_event(actor=None, action="label.created", target_type="label", target_id=1, after={"name": "x"})
+    event = audit_event(
+        actor=None, action=AuditAction.LABEL_CREATED, target_type="label", target_id=1, after={"name": "x"}
+    )
     event.created_at = timezone.now() - timedelta(days=days)
     audit_insert([event])
     return event
