@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from chats.models import Source
@@ -14,6 +15,11 @@ from chats.services.sources import api_key_create
 from tests import flush
 
 flush.install()
+
+# Speed is measured by the benchmarks, not by the tests: no property example fails for taking long on a busy machine
+# (hypothesis's default deadline is 200 ms an example).
+hypothesis_settings.register_profile("masterbrain", deadline=None)
+hypothesis_settings.load_profile("masterbrain")
 
 TESTS = Path(__file__).resolve().parent
 # Feature folders whose every test carries the folder's marker, so that `-m` selects them whatever they are called.

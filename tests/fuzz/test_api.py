@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import schemathesis
+from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
@@ -57,12 +58,16 @@ READS = ("personal", "source", "anonymous")
 REVIEW = ("personal", "session", "source", "anonymous")
 # Team review and datasets: people only. A source's key is refused and no one signed out gets in, whatever the input.
 QUEUES = ("source", "anonymous")
+# Staff only (the ingest queue's health): a staff member's session is served, every key refused.
+STAFF = ("staff", "personal", "source", "anonymous")
+STAFF_ONLY = ("/api/v1/health/",)
 OPERATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/api/v1/ingest/"): SOURCE,
     ("POST", "/api/v1/ingest/bulk/"): SOURCE,
     ("POST", "/api/v1/otel/v1/traces"): SOURCE,
     ("GET", "/api/v1/receipts/{uuid}/"): SOURCE,
     ("GET", "/api/v1/receipts/{uuid}/payload/"): SOURCE,
+    ("GET", "/api/v1/health/"): STAFF,
     ("GET", "/api/v1/conversations/"): READS,
     ("GET", "/api/v1/conversations/{uuid}/"): READS,
     ("GET", "/api/v1/conversations/{uuid}/export/"): READS,
@@ -206,6 +211,8 @@ def seeded(source: Any, other_source: Any, reviewer: Any, other_reviewer: Any) -
     ]
     session = Client()
     session.force_login(reviewer)
+    staff = Client()
+    staff.force_login(User.objects.create_user("fuzz-staff", is_staff=True))
     csrf = secrets.token_hex(16)  # an unmasked secret: Django accepts it as cookie and header alike
     return {
         "callers": {
@@ -215,6 +222,7 @@ def seeded(source: Any, other_source: Any, reviewer: Any, other_reviewer: Any) -
                 "headers": {"X-CSRFToken": csrf},
                 "cookies": {"sessionid": session.cookies["sessionid"].value, "csrftoken": csrf},
             },
+            "staff": {"cookies": {"sessionid": staff.cookies["sessionid"].value}},
             "anonymous": {},
         },
         "uuids": {
@@ -322,10 +330,13 @@ def test_every_operation_answers_as_the_schema_says(
     success = {code for code in reached if 200 <= code < 300}
     if caller == "anonymous":
         assert 401 in reached and reached <= {400, 401}, reached
-    elif caller == "source" and (
-        (path.startswith("/api/v1/feedback/") and method != "GET")
-        or path.startswith(("/api/v1/queues/", "/api/v1/datasets/"))
-    ):
+    elif (
+        caller == "source"
+        and (
+            (path.startswith("/api/v1/feedback/") and method != "GET")
+            or path.startswith(("/api/v1/queues/", "/api/v1/datasets/"))
+        )
+    ) or (path in STAFF_ONLY and caller != "staff"):
         assert 403 in reached and not success, reached
     else:
         assert success, reached
