@@ -9,6 +9,7 @@
 - ``review``: team review queues, their rules, their versioned rubrics, items, leases, reviews and resolutions,
   and datasets (frozen snapshots of gold items).
 - ``jobs``: background export jobs and the chunks of their results, and the runs of queue rules.
+- ``views``: saved views of the conversation list (a named filter set and order, personal or shared).
 """
 
 from chats.models.conversations import (
@@ -60,12 +61,15 @@ from chats.models.review import (
     RubricVersion,
 )
 from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
+from chats.models.views import MAX_VIEW_NAME, MAX_VIEW_QUERY, SavedView, SavedViewQuerySet
 
 __all__ = [
     "AUDIT_GENESIS_HASH",
     "AUDIT_VERIFIED_ACTION",
     "MAX_LEASE_MINUTES",
     "MAX_REVIEWS_PER_ITEM",
+    "MAX_VIEW_NAME",
+    "MAX_VIEW_QUERY",
     "SEARCH_DOCUMENT_SQL",
     "SEARCH_TEXT_LIMIT",
     "ApiKey",
@@ -107,6 +111,8 @@ __all__ = [
     "ReviewStatus",
     "Role",
     "RubricVersion",
+    "SavedView",
+    "SavedViewQuerySet",
     "Score",
     "Section",
     "ShownPayload",
