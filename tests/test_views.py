@@ -235,7 +235,7 @@ def test_the_list_takes_the_same_queries_for_1_and_50_conversations(
     # Saved views, the person's own and shared ones by others, are read in the same one query however many.
     lead = User.objects.create_user("lena-views")
     for index in range(5):
-        SavedView.objects.create(owner=reviewer, name=f"mine {index}", query="score=down")
+        SavedView.objects.create(owner=reviewer, name=f"mine {index}", query="score=-1")
         SavedView.objects.create(owner=lead, name=f"team {index}", query="status=unreviewed", shared=True)
     _list_queries(client, django_assert_num_queries, 50)
 

@@ -118,6 +118,8 @@ NOT_WRITES = {
     "GET api:dataset-detail": "read",
     "GET api:export-job-detail": "read",
     "GET chats:export_jobs": "read",
+    "GET chats:saved_view_list": "read",
+    "service saved_view_query": "checks a saved view's query string",
     "GET api:queue-rule-run-detail": "read",
     "GET api:queue-agreement": "read",
     "GET api:queue-progress": "read",
