@@ -120,6 +120,7 @@ NOT_WRITES = {
     "GET chats:export_jobs": "read",
     "GET chats:saved_view_list": "read",
     "service saved_view_query": "checks a saved view's query string",
+    "service person_roles_of": "read",
     "GET api:queue-rule-run-detail": "read",
     "GET api:queue-agreement": "read",
     "GET api:queue-progress": "read",
