@@ -28,7 +28,7 @@ class AuditedUserAdmin(AuditedModelAdmin, UserAdmin[User]):
     person's roles; the actions give the selected people exactly one role (chats.services.people, audited as the
     `set_role` command is), keeping their other groups."""
 
-    list_display = (*UserAdmin.list_display, "roles")
+    list_display = ("username", "email", "first_name", "last_name", "is_staff", "roles")
     actions = [f"set_role_{role}" for role in ROLES]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[User]:
