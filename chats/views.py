@@ -191,9 +191,8 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "filterset": filterset,
             "main_filters": [filterset.form[name] for name in LIST_MAIN_FILTERS],
             "more_filters": more_filters,
-            # "More filters" opens by itself when one of its filters is set (or refused).
-            "more_open": oldest_first
-            or any(field.value() not in (None, "", []) or field.errors for field in more_filters),
+            # "More filters" stays folded (its active filters show as chips) unless one of its values is refused.
+            "more_open": any(field.errors for field in more_filters),
             "chips": chips,
             "page": page,
             "list_query": list_query,
