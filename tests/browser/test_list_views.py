@@ -1,4 +1,4 @@
-"""The conversation list in a real browser: results first at 1400×1000 and 1280×720 (the first row of results on the
+"""The conversation list in a real browser: results first at 1400x1000 and 1280x720 (the first row of results on the
 first screen, in both themes, with filters set as chips and saved views listed), the chips removing a filter, and
 saved views: a lead saves the current filters and shares them, a reviewer opens the view from the navigation and
 gets the same URL, and the same rows, as setting its filters."""
