@@ -277,6 +277,7 @@ def build_world() -> World:
     export_job = export_job_create(actor=reviewer, requested_by=reviewer, format="openai")
     assert export_job.state == JobState.DONE
     spare_group = Group.objects.create(name="Spare role")
+    saved_view = saved_view_create(actor=reviewer, name="Thumbs down", query="score=-1")
     found: dict[str, Model | None] = {
         "auth.user": leaver,
         "auth.group": spare_group,
@@ -311,6 +312,7 @@ def build_world() -> World:
         "chats.exportjob": export_job,
         "chats.exportjobpart": ExportJobPart.objects.filter(job=export_job).first(),
         "chats.queuerulerun": rule_run,
+        "chats.savedview": saved_view,
         "axes.accessattempt": AccessAttempt.objects.create(
             username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
         ),
@@ -342,8 +344,8 @@ def build_world() -> World:
         admin_objects=admin_objects,
         csrf_secret=request.META["CSRF_COOKIE"],
         csrf_token=csrf_token,
+        saved_view=saved_view,
     )
-    world.saved_view = saved_view_create(actor=reviewer, name="Thumbs down", query="score=-1")
     # Everyone carries the CSRF cookie and token a browser would have, so that writes test permissions.
     csrf_cookie = {settings.CSRF_COOKIE_NAME: world.csrf_secret}
     csrf_header = {"X-CSRFToken": world.csrf_token}
