@@ -48,6 +48,10 @@ class AuditAction(StrEnum):
     DATASET_CREATED = "dataset.created"
     DATASET_FROZEN = "dataset.frozen"
     EXPORT_JOB_CREATED = "export_job.created"
+    # Saved views of the conversation list.
+    SAVED_VIEW_CREATED = "saved_view.created"
+    SAVED_VIEW_UPDATED = "saved_view.updated"
+    SAVED_VIEW_DELETED = "saved_view.deleted"
     # Sources, keys and accounts.
     SOURCE_CREATED = "source.created"
     SOURCE_UPDATED = "source.updated"

@@ -101,6 +101,7 @@ TABLES: dict[str, Table] = {
     "chats.RubricVersion": Table(R),
     "chats.Dataset": Table(R),
     "chats.Dataset_queues": Table(R),
+    "chats.SavedView": Table(R),
     "auth.User": Table(R),
     "auth.Group": Table(R),
     "auth.Permission": Table(R),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chats import views, views_audit, views_exports, views_review, views_trends
+from chats import views, views_audit, views_exports, views_review, views_saved, views_trends
 
 app_name = "chats"
 
@@ -31,6 +31,14 @@ urlpatterns += [path("trends/", views_trends.trends, name="trends")]
 urlpatterns += [
     path("exports/", views_exports.export_jobs, name="export_jobs"),
     path("exports/new/", views_exports.export_job_create, name="export_job_create"),
+]
+
+# Saved views of the conversation list (chats/views_saved.py): every reading role its own; leads share.
+urlpatterns += [
+    path("views/", views_saved.saved_view_list, name="saved_view_list"),
+    path("views/new/", views_saved.saved_view_create_page, name="saved_view_create"),
+    path("views/<uuid:uuid>/share/", views_saved.saved_view_share, name="saved_view_share"),
+    path("views/<uuid:uuid>/delete/", views_saved.saved_view_delete_page, name="saved_view_delete"),
 ]
 
 # The audit section (chats/views_audit.py): auditors, staff and superusers.

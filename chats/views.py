@@ -50,13 +50,19 @@ from chats.selectors.artifacts import (
     listed_only_conversations,
     payload_diff,
 )
+from chats.selectors.conversations import (
+    conversation_count_bounded,
+    conversation_page,
+    next_in_queue,
+    not_indexed_count,
+)
 from chats.selectors.conversations import conversation_list as list_columns
-from chats.selectors.conversations import conversation_page, next_in_queue, not_indexed_count
 from chats.selectors.dashboard import Dashboard, dashboard_read
 from chats.selectors.exports import BULK_EXPORT_FORMATS
 from chats.selectors.feedback import feedback_for_target
 from chats.selectors.given import given_read
 from chats.selectors.review import queue_choices
+from chats.selectors.saved_views import saved_views_read
 from chats.selectors.threads import FIRST_WINDOW, WINDOW_BYTES, WINDOW_SIZE, Thread
 from chats.services import branches as branch_services
 from chats.services import feedback as feedback_services
@@ -163,6 +169,29 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "chats/home.html", context, using="jinja2")
 
 
+# The filters shown next to the search box; the others are under "More filters".
+LIST_MAIN_FILTERS = ("source", "model", "score", "status")
+
+
+def _list_chips(filterset: ConversationFilter, list_query: str) -> list[dict[str, str]]:
+    """Each active filter (and a non-default order) as a chip whose link is the same list without it."""
+    pairs = parse_qsl(list_query)
+    base = reverse("chats:conversation_list")
+    chips = []
+    for index, (key, value) in enumerate(pairs):
+        if key == "sort":
+            label, shown = "Order", "oldest first" if value == "oldest" else value
+        else:
+            field = filterset.form.fields.get(key)
+            label = str(field.label) if field is not None and field.label else key
+            choices = getattr(field, "choices", None) if field is not None else None
+            named = {str(choice): str(name) for choice, name in choices or () if choice != ""}
+            shown = named.get(value, value)
+        rest = urlencode(pairs[:index] + pairs[index + 1 :])
+        chips.append({"key": key, "label": label, "value": shown, "remove": f"{base}?{rest}" if rest else base})
+    return chips
+
+
 @require_GET
 @reviewer_page()
 def conversation_list(request: HttpRequest) -> HttpResponse:
@@ -171,21 +200,37 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     filterset = ConversationFilter(request.GET or None, queryset=list_columns(conversations))
     filterset.offer_cached_choices()
     oldest_first, after, before = ListPageForm(request.GET).values()
+    valid = not filterset.is_bound or filterset.is_valid()
     page = conversation_page(filterset.qs, after=after, before=before, oldest_first=oldest_first)
     list_query = _list_query(request.GET)
     can_lead = roles_of(request).can_lead
+    # A search counts its own matches (with the other filters); otherwise the list counts, up to a bound.
+    search_count = filterset.search_count
+    result_count = (
+        search_count if search_count is not None else (conversation_count_bounded(filterset.qs) if valid else None)
+    )
+    more_filters = [field for field in filterset.form if field.name not in ("q", *LIST_MAIN_FILTERS)]
+    chips = _list_chips(filterset, list_query)
     return render(
         request,
         "chats/conversation_list.html",
         {
             "filterset": filterset,
+            "main_filters": [filterset.form[name] for name in LIST_MAIN_FILTERS],
+            "more_filters": more_filters,
+            # "More filters" stays folded (its active filters show as chips) unless one of its values is refused.
+            "more_open": any(field.errors for field in more_filters),
+            "chips": chips,
             "page": page,
             "list_query": list_query,
             "oldest_first": oldest_first,
             "has_filters": bool(list_query),
+            "result_count": result_count,
             # A search's matches, counted up to a bound; the conversations search reads without their vectors.
-            "search_count": filterset.search_count,
+            "search_count": search_count,
             "not_indexed": not_indexed_count(conversations),
+            "saved_views": saved_views_read(_actor(request)),
+            "can_share_views": can_lead,
             # Leads add the filters' conversations (or the selected rows) to a queue.
             "can_lead": can_lead,
             "queues": queue_choices() if can_lead else [],
@@ -200,7 +245,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "active_nav": "conversations",
         },
         # An invalid filter is a 400, as on the API; the page shows its error next to the field.
-        status=400 if filterset.is_bound and not filterset.is_valid() else 200,
+        status=200 if valid else 400,
         using="jinja2",
     )
 

@@ -1,5 +1,6 @@
 """Export jobs pages: a person's export jobs with their progress (refreshed in place while one is under way), and
-asking for one from the conversation list's export form ("Run as a job").
+asking for one from the conversation list's one "Export…" control ("Run as a job"; its "Download now" is sent on to
+the export API's URL with the same filters).
 
 For every reading role, as the export itself (`GET /api/v1/export/`); each person sees only the jobs they asked
 for, whatever their role (see `chats.api.export_job_views`). The job's download is the API's
@@ -8,10 +9,13 @@ for, whatever their role (see `chats.api.export_job_views`). The job's download 
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chats.errors import InvalidInput
@@ -31,6 +35,8 @@ REFRESH_EVERY = "2s"
 class ExportJobForm(forms.Form):
     format = forms.ChoiceField(choices=[(name, name) for name in BULK_EXPORT_FORMATS])
     envelope = forms.BooleanField(required=False)
+    # The list's one "Export…" control: "now" is the synchronous download (the export API, GET), "job" a job.
+    run = forms.ChoiceField(choices=[("job", "as a job"), ("now", "now")], required=False)
 
 
 @require_GET
@@ -56,6 +62,12 @@ def export_job_create(request: HttpRequest) -> HttpResponse:
             [{"path": f"/{name}", "message": " ".join(map(str, errors))} for name, errors in form.errors.items()]
         )
     filters = {name: values for name in ExportFilter.base_filters if (values := request.POST.getlist(name))}
+    if form.cleaned_data["run"] == "now":
+        # The same export, downloaded now: the export API's URL with these filters (it audits the export itself).
+        query = [(name, value) for name, values in filters.items() for value in values]
+        query += [("format", form.cleaned_data["format"])]
+        query += [("envelope", "true")] if form.cleaned_data["envelope"] else []
+        return HttpResponseRedirect(f"{reverse('api:export')}?{urlencode(query)}", status=303)
     job = job_create(
         actor=_actor(request),
         requested_by=_actor(request),

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from chats.models import Conversation, Message, Source, ToolCall
+from chats.models import Conversation, Message, SavedView, Source, ToolCall
 from chats.selectors.threads import FIRST_WINDOW, WINDOW_SIZE, path_window
 from tests import factories
 from tests.factories.documents import load_fixture
@@ -214,9 +214,10 @@ def test_a_garbled_cursor_starts_from_the_first_page(client: Client, reviewer: U
 
 
 def _list_queries(client: Client, django_assert_num_queries, count: int) -> None:
-    # session, user, groups, one page of conversations, the conversations not indexed for search yet (at most 1,001
-    # rows of a partial index); the sources and labels the filter form offers come from the cache
-    with django_assert_num_queries(5):
+    # session, user, groups, one page of conversations, the result count (at most 1,001 ids), the conversations not
+    # indexed for search yet (at most 1,001 rows of a partial index), the saved views (own and shared, with their
+    # owners); the sources and labels the filter form offers come from the cache
+    with django_assert_num_queries(7):
         response = client.get("/conversations/?has_tool_calls=true")
     assert response.status_code == 200
     assert len(response.context["page"].conversations) == count
@@ -231,6 +232,11 @@ def test_the_list_takes_the_same_queries_for_1_and_50_conversations(
     _list_queries(client, django_assert_num_queries, 1)
     for _ in range(49):
         factories.make_conversation(source, n_messages=5, branches=1)
+    # Saved views, the person's own and shared ones by others, are read in the same one query however many.
+    lead = User.objects.create_user("lena-views")
+    for index in range(5):
+        SavedView.objects.create(owner=reviewer, name=f"mine {index}", query="score=-1")
+        SavedView.objects.create(owner=lead, name=f"team {index}", query="status=unreviewed", shared=True)
     _list_queries(client, django_assert_num_queries, 50)
 
 

@@ -26,11 +26,32 @@ def test_the_list_offers_the_export_now_and_as_a_job_with_its_filters(reviewer: 
     page = signed_in(reviewer).get("/conversations/?format=chat_document&status=unreviewed&sort=oldest")
 
     html = page.content.decode()
-    assert 'id="export-now"' in html and 'action="/api/v1/export/"' in html
-    assert 'id="export-job"' in html and 'action="/exports/new/"' in html
-    assert html.count('<input type="hidden" name="input_format" value="chat_document">') == 2
-    assert html.count('<input type="hidden" name="status" value="unreviewed">') == 2
-    assert 'name="sort"' not in html.split('id="export-now"')[1].split("</section>")[0]
+    # One "Export…" control: one form, one format, "Download now" or "Run as a job".
+    export = html.split('id="export"')[1].split("</form>")[0]
+    assert 'id="export"' in html and html.count('action="/exports/new/"') == 1
+    assert html.count('name="format" id="export-format"') == 1
+    assert '<button type="submit" name="run" value="now"' in export and 'name="run" value="job"' in export
+    assert export.count('<input type="hidden" name="input_format" value="chat_document">') == 1
+    assert export.count('<input type="hidden" name="status" value="unreviewed">') == 1
+    assert 'name="sort"' not in export
+
+
+def test_download_now_is_the_export_api_with_the_lists_filters(
+    reviewer: User, source: Source, other_source: Source
+) -> None:
+    make_conversation(source, n_messages=2)
+    make_conversation(other_source, n_messages=2)
+    client = signed_in(reviewer)
+
+    response = client.post(
+        "/exports/new/", {"format": "openai", "envelope": "true", "source": "masterbrain", "run": "now"}
+    )
+
+    assert response.status_code == 303
+    assert response["Location"] == "/api/v1/export/?source=masterbrain&format=openai&envelope=true"
+    assert not ExportJob.objects.exists()
+    download = client.get(response["Location"])
+    assert download.status_code == 200 and len(b"".join(download.streaming_content).splitlines()) == 1  # type: ignore[attr-defined]
 
 
 def test_running_an_export_as_a_job_from_the_list(reviewer: User, source: Source, other_source: Source) -> None:

@@ -18,13 +18,25 @@ Where things live (importing this package registers every admin):
 - ``review``: team review queues, their rules, rubric versions, items, leases, reviews, resolutions and datasets,
   read-only;
 - ``jobs``: export jobs, their results' chunks and queue-rule runs, read-only;
+- ``saved_views``: saved views of the conversation list, read-only;
 - ``users``: users, groups and the admin's own password change, audited;
 - ``signin``: failed sign-ins (django-axes' records) and unlocking a user name, audited.
 
 Tables shown inside a page are templates under ``templates/admin/chats/``.
 """
 
-from chats.admin import audit, conversations, feedback, jobs, receipts, review, signin, sources, users
+from chats.admin import (
+    audit,
+    conversations,
+    feedback,
+    jobs,
+    receipts,
+    review,
+    saved_views,
+    signin,
+    sources,
+    users,
+)
 from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin
 
 __all__ = [
@@ -36,6 +48,7 @@ __all__ = [
     "jobs",
     "receipts",
     "review",
+    "saved_views",
     "signin",
     "sources",
     "users",

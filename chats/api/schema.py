@@ -209,7 +209,7 @@ artifact_export = extend_schema_view(
                         value='{"kind":"protocol","artifact_id":"airalogy.id.lab.example.protocol.v.0.0.1",'
                         '"injected_conversations":3,"permitted_only":1,"violations":0,'
                         '"first_injected_at":"2025-01-02T08:00:00+00:00","last_injected_at":"2025-01-09T08:00:00+00:00",'
-                        '"scores":{"up":2,"neutral":0,"down":1},"labels":{"helpful":2}}\n',
+                        '"last_received_at":"2025-01-09T08:00:02+00:00","scores":{"up":2,"neutral":0,"down":1},"labels":{"helpful":2}}\n',
                     )
                 ],
             ),

@@ -409,8 +409,15 @@ class ArtifactSummarySerializer(serializers.Serializer[Any]):
     violations = serializers.IntegerField(
         help_text="Injections whose policy verdict is not permitted (kind_not_enabled, not_listed)."
     )
-    first_injected_at = serializers.DateTimeField(allow_null=True, help_text="Null when only ever listed.")
-    last_injected_at = serializers.DateTimeField(allow_null=True)
+    first_injected_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the model was first given it, in the conversations' own times (a message's time, else the "
+        "conversation's start). Null when only ever listed, or when no input gave a time.",
+    )
+    last_injected_at = serializers.DateTimeField(allow_null=True, help_text="The latest such time.")
+    last_received_at = serializers.DateTimeField(
+        allow_null=True, help_text="When its newest injection was received. Null when only ever listed."
+    )
     scores = ScoreCountsSerializer(help_text="The feedback scores on the conversations that injected it.")
     labels = serializers.DictField(
         child=serializers.IntegerField(), help_text="Feedback label name -> count, on those conversations."

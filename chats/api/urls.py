@@ -2,7 +2,17 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
-from chats.api import dataset_views, docs, export_job_views, health_views, ingest_views, otel_views, review_views, views
+from chats.api import (
+    dataset_views,
+    docs,
+    export_job_views,
+    health_views,
+    ingest_views,
+    otel_views,
+    review_views,
+    saved_view_views,
+    views,
+)
 
 app_name = "api"
 
@@ -60,6 +70,8 @@ urlpatterns = [
     path("datasets/", dataset_views.DatasetListView.as_view(), name="dataset-list"),
     path("datasets/<int:pk>/", dataset_views.DatasetDetailView.as_view(), name="dataset-detail"),
     path("datasets/<int:pk>/export/", dataset_views.DatasetExportView.as_view(), name="dataset-export"),
+    path("views/", saved_view_views.SavedViewListView.as_view(), name="saved-view-list"),
+    path("views/<uuid:uuid>/", saved_view_views.SavedViewDetailView.as_view(), name="saved-view-detail"),
     path("health/", health_views.HealthView.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", docs.SwaggerDocsView.as_view(url_name="api:schema"), name="docs"),

@@ -10,6 +10,7 @@
   and datasets (frozen snapshots of gold items).
 - ``model_calls``: the model calls instrumented applications report (OpenTelemetry spans).
 - ``jobs``: background export jobs and the chunks of their results, and the runs of queue rules.
+- ``views``: saved views of the conversation list (a named filter set and order, personal or shared).
 """
 
 from chats.models.conversations import (
@@ -62,12 +63,15 @@ from chats.models.review import (
     RubricVersion,
 )
 from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
+from chats.models.views import MAX_VIEW_NAME, MAX_VIEW_QUERY, SavedView, SavedViewQuerySet
 
 __all__ = [
     "AUDIT_GENESIS_HASH",
     "AUDIT_VERIFIED_ACTION",
     "MAX_LEASE_MINUTES",
     "MAX_REVIEWS_PER_ITEM",
+    "MAX_VIEW_NAME",
+    "MAX_VIEW_QUERY",
     "SEARCH_DOCUMENT_SQL",
     "SEARCH_TEXT_LIMIT",
     "ApiKey",
@@ -110,6 +114,8 @@ __all__ = [
     "ReviewStatus",
     "Role",
     "RubricVersion",
+    "SavedView",
+    "SavedViewQuerySet",
     "Score",
     "Section",
     "ShownPayload",

@@ -127,6 +127,10 @@ _FIRST = "MIN(seen.a_at)"
 ARTIFACT_SORTS: dict[str, tuple[str, str]] = {
     "last_injected": ("Last injected, newest first", f"CASE WHEN {_LAST} IS NULL THEN 1 ELSE 0 END, {_LAST} DESC"),
     "first_injected": ("First injected, oldest first", f"CASE WHEN {_FIRST} IS NULL THEN 1 ELSE 0 END, {_FIRST}"),
+    "last_received": (
+        "Last received, newest first",
+        "CASE WHEN MAX(seen.a_received) IS NULL THEN 1 ELSE 0 END, MAX(seen.a_received) DESC",
+    ),
     "conversations": ("Most conversations", "injected_conversations DESC"),
     "permitted_only": ("Most only permitted", "permitted_only DESC"),
     "violations": ("Most violations", "violations DESC"),
@@ -163,8 +167,9 @@ class ArtifactSummary:
     injected_conversations: int  # conversations it was injected into (requested, resolved, or both)
     permitted_only: int  # conversations whose injection context lists it but that did not inject it
     violations: int  # injections whose verdict is not "permitted" (kind not enabled, not listed)
-    first_injected_at: dt.datetime | None
+    first_injected_at: dt.datetime | None  # the conversations' own times (None when no input gave one)
     last_injected_at: dt.datetime | None
+    last_received_at: dt.datetime | None  # when the newest of its injections was received
     scores: ScoreCounts  # the feedback on the conversations that injected it
     labels: dict[str, int]  # feedback label name -> how many times, on those conversations
 
@@ -178,6 +183,7 @@ class ArtifactSummary:
             "violations": self.violations,
             "first_injected_at": _iso(self.first_injected_at),
             "last_injected_at": _iso(self.last_injected_at),
+            "last_received_at": _iso(self.last_received_at),
             "scores": {"up": self.scores.up, "neutral": self.scores.neutral, "down": self.scores.down},
             "labels": self.labels,
         }
@@ -204,10 +210,22 @@ class ArtifactPage:
         return self.number > 1
 
 
+def _given_at() -> Coalesce:
+    # When the model was given the artifact, in the conversation's own time: its message's time when the input gave
+    # one, else the conversation's start. Never when the document was received: an input that gives no time has
+    # none here (NULL), and the list shows the received time in a column of its own (_received_at).
+    return Coalesce("message__sent_at", "conversation__started_at")
+
+
 def _injected_at() -> Coalesce:
-    # When the artifact entered the conversation: the message's own time when the input gave one, else the
-    # conversation's start, else when it was stored.
+    # The order of an artifact's versions: the conversation's own time, else when it was stored (every version has
+    # a place in the order).
     return Coalesce("message__sent_at", "conversation__started_at", "message__created_at")
+
+
+def _received_at() -> Coalesce:
+    # When the injection was received and stored: its message's row, else its conversation's.
+    return Coalesce("message__created_at", "conversation__created_at")
 
 
 def _where(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> Q:
@@ -224,7 +242,7 @@ def _where(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> Q:
     return where
 
 
-_SEEN_COLUMNS = ("a_kind", "a_id", "a_conv", "a_injected", "a_unused", "a_violation", "a_at")
+_SEEN_COLUMNS = ("a_kind", "a_id", "a_conv", "a_injected", "a_unused", "a_violation", "a_at", "a_received")
 
 
 def _seen(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> tuple[str, tuple[Any, ...]]:
@@ -240,7 +258,8 @@ def _seen(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> tup
             a_injected=Value(1),
             a_unused=Value(0),
             a_violation=Case(When(verdict__in=NOT_PERMITTED, then=Value(1)), default=Value(0)),
-            a_at=_injected_at(),
+            a_at=_given_at(),
+            a_received=_received_at(),
         )
         .order_by()
         .values(*_SEEN_COLUMNS)
@@ -255,6 +274,7 @@ def _seen(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> tup
             a_unused=Case(When(state=ContextIdState.UNUSED, then=Value(1)), default=Value(0)),
             a_violation=Value(0),
             a_at=Cast(Value(None), DateTimeField()),
+            a_received=Cast(Value(None), DateTimeField()),
         )
         .order_by()
         .values(*_SEEN_COLUMNS)
@@ -269,7 +289,8 @@ SELECT seen.a_kind, seen.a_id,
        COUNT(DISTINCT CASE WHEN seen.a_unused = 1 THEN seen.a_conv END) AS permitted_only,
        SUM(seen.a_violation) AS violations,
        {first} AS first_at,
-       {last} AS last_at
+       {last} AS last_at,
+       MAX(seen.a_received) AS received_at
 FROM ({seen}) seen
 GROUP BY seen.a_kind, seen.a_id
 ORDER BY {order}, seen.a_kind, seen.a_id
@@ -334,6 +355,7 @@ def _summaries(rows: list[tuple[Any, ...]], filters: ArtifactFilters) -> list[Ar
             violations=int(violations or 0),
             first_injected_at=_as_datetime(first_at),
             last_injected_at=_as_datetime(last_at),
+            last_received_at=_as_datetime(received_at),
             scores=ScoreCounts(
                 up=scores[kind, artifact_id].get(Score.UP, 0),
                 neutral=scores[kind, artifact_id].get(Score.NEUTRAL, 0),
@@ -341,7 +363,7 @@ def _summaries(rows: list[tuple[Any, ...]], filters: ArtifactFilters) -> list[Ar
             ),
             labels=labels.get((kind, artifact_id), {}),
         )
-        for kind, artifact_id, injected, permitted_only, violations, first_at, last_at in rows
+        for kind, artifact_id, injected, permitted_only, violations, first_at, last_at, received_at in rows
     ]
 
 

@@ -36,6 +36,7 @@ from chats.models import (
     Resolution,
     Review,
     RubricVersion,
+    SavedView,
     Source,
     ToolCall,
 )
@@ -77,6 +78,7 @@ CHANGELIST_QUERIES = {
     "exportjob": 4,  # + count, jobs with who asked and their source
     "exportjobpart": 4,  # + count, chunks with their job (sizes, not bytes)
     "queuerulerun": 4,  # + count, runs with their rule and who asked
+    "savedview": 4,  # + count, views with their owner
 }
 
 # Every change page: session, user, the object with its foreign keys, then:
@@ -110,6 +112,7 @@ CHANGE_PAGE_QUERIES = {
     "exportjob": 4,  # who asked (a person's job: no source, no key)
     "exportjobpart": 4,  # its job
     "queuerulerun": 5,  # its rule, who asked
+    "savedview": 4,  # its owner
 }
 
 MODELS: dict[str, Any] = {
@@ -142,6 +145,7 @@ MODELS: dict[str, Any] = {
     "exportjob": ExportJob,
     "exportjobpart": ExportJobPart,
     "queuerulerun": QueueRuleRun,
+    "savedview": SavedView,
 }
 
 

@@ -120,7 +120,10 @@ def test_the_list_counts_injections_permissions_violations_and_feedback_per_arti
     assert found["record", DISABLED_RECORD]["labels"] == {"helpful": 1}
     assert found["protocol", NEVER_USED]["scores"] == {"up": 0, "neutral": 0, "down": 0}
     assert found["protocol", NEVER_USED]["first_injected_at"] is None
-    assert found["protocol", PERMITTED]["first_injected_at"] is not None
+    assert found["protocol", NEVER_USED]["last_received_at"] is None
+    # These Record QA documents give no time of their own: the model's time is unknown, not the received time.
+    assert found["protocol", PERMITTED]["first_injected_at"] is None
+    assert found["protocol", PERMITTED]["last_received_at"] is not None
 
 
 def test_the_list_filters_by_kind_and_source_and_sorts(

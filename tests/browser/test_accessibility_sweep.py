@@ -49,6 +49,9 @@ EXCLUDED: dict[str, str] = {
     "chats:item_resolve": "a POST that redirects to the adjudication page",
     "chats:queue_add": "a POST that redirects to the list",
     "chats:export_job_create": "a POST that starts an export job and redirects to the job list, which is swept",
+    "chats:saved_view_create": "a POST that saves a view and redirects to the list with its filters, which is swept",
+    "chats:saved_view_share": "a POST that redirects to the saved views page, which is swept",
+    "chats:saved_view_delete": "a POST that redirects to the saved views page, which is swept",
 }
 
 # Named pages of the site the sweep opens (swept_pages, and the sign-in page), as the browser test checks.
@@ -67,6 +70,7 @@ SWEPT = {
     "chats:queue_adjudicate",
     "chats:queue_item",
     "chats:export_jobs",
+    "chats:saved_view_list",
 }
 
 # Findings below serious that the pages keep, by axe rule id, with the reason.
@@ -123,6 +127,7 @@ def swept_pages(conversations: list[Conversation], queue: Queue) -> Iterator[tup
     assert item is not None
     yield "chats:queue_item", reverse("chats:queue_item", args=[queue.pk, item.pk])
     yield "chats:export_jobs", reverse("chats:export_jobs")
+    yield "chats:saved_view_list", reverse("chats:saved_view_list")
     yield "admin:index", reverse("admin:index")
     yield "admin:chats_conversation_changelist", reverse("admin:chats_conversation_changelist")
     yield "admin:chats_conversation_change", reverse("admin:chats_conversation_change", args=[first.pk])

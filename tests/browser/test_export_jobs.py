@@ -21,7 +21,8 @@ def test_run_the_lists_export_as_a_job_and_download_it(
 ) -> None:
     factories.make_conversation(source, title="Gel bands", with_tools=False)
     sign_in(page, live_server.url, "rita", next_path="/conversations/?status=unreviewed")
-    page.get_by_label("Job export format").select_option("training")
+    page.get_by_text("Export…").click()  # the one export control, folded until asked for
+    page.get_by_label("Export format").select_option("training")
     page.get_by_role("button", name="Run as a job").click()
     page.wait_for_url(re.compile(r"/exports/$"))
 

@@ -36,6 +36,7 @@ def test_sign_in_then_filter_and_search(
     sign_in(page, live_server.url, "rita")
     page.get_by_role("heading", name="Dashboard").wait_for()
     page.get_by_role("link", name="Conversations", exact=True).click()
+    page.get_by_text("More filters").click()  # the filters beyond the four most used are folded
     page.get_by_label("Tool calls").select_option("true")
     page.get_by_label("Search message text").fill("nitrocellulose")
     page.get_by_role("button", name="Apply filters").click()

@@ -23,6 +23,7 @@ from chats.services.review import (
     queue_create,
     review_save_draft,
 )
+from chats.services.saved_views import saved_view_create
 from chats.services.sources import api_key_create, source_get_or_create
 from chats.throttling import ingest_quota_charge
 
@@ -126,6 +127,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         export_job_create(actor=reviewer, requested_by=reviewer, format="openai", filters={"source": [source.name]})
         dataset_snapshot_create(actor=lead, name=f"dataset-{n}", queues=[queue], description="<i>untrusted</i>")
         conversation_view_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
+        saved_view_create(actor=lead, name=f"view-{n}", query=f"source={source.name}", shared=True)
         audit_chain_verify(actor=CommandActor("verify_audit"))  # and a checkpoint of the chain so far
         made["sources"].append(source)
         made["conversations"].append(chat)

@@ -69,6 +69,7 @@ from chats.models import (
     Resolution,
     Review,
     RubricVersion,
+    SavedView,
     Source,
     ToolCall,
     ViewedVia,
@@ -85,6 +86,7 @@ from chats.services.review import (
     queue_create,
     review_save_draft,
 )
+from chats.services.saved_views import saved_view_create
 from chats.services.sources import api_key_create
 from chats.throttling import ingest_quota_charge
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
@@ -213,6 +215,7 @@ class World:
     csrf_secret: str
     csrf_token: str
     principals: dict[str, Principal] = field(default_factory=dict)
+    saved_view: SavedView | None = None  # the reviewer's own, personal
 
 
 PASSWORD = "correct horse battery staple"
@@ -274,6 +277,7 @@ def build_world() -> World:
     export_job = export_job_create(actor=reviewer, requested_by=reviewer, format="openai")
     assert export_job.state == JobState.DONE
     spare_group = Group.objects.create(name="Spare role")
+    saved_view = saved_view_create(actor=reviewer, name="Thumbs down", query="score=-1")
     found: dict[str, Model | None] = {
         "auth.user": leaver,
         "auth.group": spare_group,
@@ -308,6 +312,7 @@ def build_world() -> World:
         "chats.exportjob": export_job,
         "chats.exportjobpart": ExportJobPart.objects.filter(job=export_job).first(),
         "chats.queuerulerun": rule_run,
+        "chats.savedview": saved_view,
         "axes.accessattempt": AccessAttempt.objects.create(
             username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
         ),
@@ -339,6 +344,7 @@ def build_world() -> World:
         admin_objects=admin_objects,
         csrf_secret=request.META["CSRF_COOKIE"],
         csrf_token=csrf_token,
+        saved_view=saved_view,
     )
     # Everyone carries the CSRF cookie and token a browser would have, so that writes test permissions.
     csrf_cookie = {settings.CSRF_COOKIE_NAME: world.csrf_secret}
@@ -437,6 +443,9 @@ def build_targets(world: World) -> dict[str, Target]:
     receipt = world.admin_objects["chats.ingestionreceipt"]
     artifact = world.admin_objects["chats.injectedartifact"]
     assert isinstance(receipt, IngestionReceipt) and isinstance(artifact, InjectedArtifact)
+    assert world.saved_view is not None
+    saved_view_page = f"/views/{world.saved_view.uuid}/"
+    saved_view_api = f"/api/v1/views/{world.saved_view.uuid}/"
     targets = {
         "chats:home": Target(("/",)),
         "chats:trends": Target(("/trends/",)),
@@ -514,6 +523,21 @@ def build_targets(world: World) -> dict[str, Target]:
         "chats:queue_next": Target((f"{queue_page}next/",)),
         "chats:export_jobs": Target(("/exports/",)),
         "chats:export_job_create": Target(("/exports/new/",), {"POST": {"format": "training", "score": "1"}}),
+        "chats:saved_view_list": Target(("/views/",)),
+        "chats:saved_view_create": Target(("/views/new/",), {"POST": {"name": "From the matrix", "query": "score=-1"}}),
+        "chats:saved_view_share": Target((f"{saved_view_page}share/",), {"POST": {"shared": "true"}}),
+        "chats:saved_view_delete": Target((f"{saved_view_page}delete/",), {"POST": {}}),
+        "api:saved-view-list": Target(
+            ("/api/v1/views/",), {"POST": JsonBody({"name": "From the matrix", "query": "status=unreviewed"})}
+        ),
+        "api:saved-view-detail": Target(
+            (saved_view_api,),
+            {
+                "PATCH": JsonBody({"name": "Renamed"}),
+                "PUT": JsonBody({"name": "Replaced", "query": "score=1"}),
+                "DELETE": JsonBody({}),
+            },
+        ),
         "chats:review_draft": Target((f"{item_page}draft/",), {"POST": {"q.correct": "no"}}),
         "chats:review_submit": Target((f"{item_page}submit/",), {"POST": {"q.correct": "no"}}),
         "login": Target(("/accounts/login/",), {"POST": {"username": "nobody-here", "password": "wrong"}}),
@@ -633,6 +657,7 @@ def state() -> dict[str, Any]:
         "sign-in attempts": list(
             AccessAttempt.objects.order_by("pk").values_list("pk", "username", "ip_address", "failures_since_start")
         ),
+        "saved views": list(SavedView.objects.order_by("pk").values_list("pk", "owner", "name", "query", "shared")),
     }
 
 

@@ -125,10 +125,11 @@ def test_the_list_with_conversations_not_indexed_takes_the_same_queries_for_one_
 ) -> None:
     client.force_login(reviewer)
     factories.make_conversation(source, n_messages=2)
-    # session, user, groups, the sources and labels the form offers (then cached), the page, those not indexed yet
-    with django_assert_num_queries(7):
+    # session, user, groups, the sources and labels the form offers (then cached), the page, its count, those not
+    # indexed yet, the saved views
+    with django_assert_num_queries(9):
         assert client.get("/conversations/").status_code == 200
     for _ in range(5):
         factories.make_conversation(source, n_messages=2)
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(7):
         assert client.get("/conversations/").status_code == 200

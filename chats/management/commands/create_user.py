@@ -1,0 +1,33 @@
+"""Create a person with a role and print a generated password to give them (shown once, only its hash stored)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from chats.errors import InvalidInput
+from chats.services.audit import CommandActor
+from chats.services.people import ROLES, person_create
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a person with one or more roles (--role reviewer|lead|auditor|admin, repeatable) and print a "
+        "generated password, shown once. Audited with this command as the actor."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("username")
+        parser.add_argument("--role", action="append", choices=ROLES, required=True, dest="roles")
+        parser.add_argument("--email", default="")
+
+    def handle(self, *args: Any, username: str, roles: list[str], email: str, **options: Any) -> None:
+        try:
+            user, password = person_create(
+                username=username, roles=roles, email=email, actor=CommandActor("create_user")
+            )
+        except InvalidInput as error:
+            raise CommandError(str(error)) from error
+        self.stdout.write(f"Created {user.username} ({', '.join(roles)}). Their password, shown once:")
+        self.stdout.write(password)
