@@ -14,6 +14,7 @@ LEADS = "Leads"
 _READ_CONVERSATIONS = (
     "view_conversation",
     "view_message",
+    "view_modelcall",
     "view_toolcall",
     "view_injectedartifact",
     "view_contextartifactid",

@@ -32,7 +32,7 @@ ALLOWED = {
     # Freezing a dataset stores each conversation's document; nothing leaves.
     ("chats/services/datasets.py", "export_conversation"),
     # An export job writes its result to storage; its download is recorded (export_job_download_record).
-    ("chats/tasks/exports.py", "chunks"),
+    ("chats/services/export_jobs.py", "chunks"),
     ("chats/services/export_jobs.py", "export_record"),
 }
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from django.contrib.admin.views.main import ChangeList
 
 from chats.admin.base import ReadOnlyAdmin, YesNoFilter
-from chats.models import ContextArtifactId, Conversation, InjectedArtifact, Message, ToolCall
+from chats.models import ContextArtifactId, Conversation, InjectedArtifact, Message, ModelCall, ToolCall
 
 # A conversation can hold thousands of messages; its admin page shows the first ones and says so.
 THREAD_TABLE_LIMIT = 500
@@ -183,6 +183,18 @@ class ConversationAdmin(ReadOnlyAdmin):
         )
         rows = [ThreadRow.of(message) for message in messages]
         return render_to_string("admin/chats/conversation/_thread.html", {"conversation": obj, "rows": rows})
+
+
+@admin.register(ModelCall)
+class ModelCallAdmin(ReadOnlyAdmin):
+    """A model call an instrumented application reported (an OpenTelemetry span): read-only, as ingested."""
+
+    list_display = ["id", "conversation", "provider", "response_model", "latency_ms", "input_tokens", "output_tokens"]
+    list_select_related = ["conversation"]
+    list_filter = ["form", "provider"]
+    search_fields = ["=trace_id", "=span_id"]
+    raw_id_fields = ["conversation", "message"]
+    show_full_result_count = False
 
 
 @admin.register(Message)

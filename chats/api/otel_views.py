@@ -182,7 +182,8 @@ class OtelTracesView(APIView):
             response = ExportTraceServiceResponse()
             if message or result.rejected:
                 response.partial_success.rejected_spans = result.rejected
-                response.partial_success.error_message = message
+                # Protobuf strings are UTF-8: what a span quoted that UTF-8 cannot hold is shown escaped.
+                response.partial_success.error_message = message.encode(errors="backslashreplace").decode()
             return HttpResponse(response.SerializeToString(), content_type=PROTOBUF)
         results = []
         counts = {outcome: 0 for outcome in Outcome.values}
@@ -204,4 +205,5 @@ class OtelTracesView(APIView):
         }
         if message or result.rejected:
             answer["partialSuccess"] = {"rejectedSpans": str(result.rejected), "errorMessage": message}
-        return HttpResponse(json.dumps(answer, ensure_ascii=False), content_type=JSON)
+        # ASCII-escaped: an error quoting a span's lone surrogate stays valid JSON (as "\\ud800").
+        return HttpResponse(json.dumps(answer), content_type=JSON)

@@ -28,6 +28,7 @@ from chats.models import (
     Label,
     Lease,
     Message,
+    ModelCall,
     Queue,
     QueueItem,
     QueueRule,
@@ -79,6 +80,7 @@ CHANGELIST_QUERIES = {
     "exportjobpart": 4,  # + count, chunks with their job (sizes, not bytes)
     "queuerulerun": 4,  # + count, runs with their rule and who asked
     "savedview": 4,  # + count, views with their owner
+    "modelcall": 5,  # + providers (filter), count, calls with their conversation
 }
 
 # Every change page: session, user, the object with its foreign keys, then:
@@ -113,6 +115,7 @@ CHANGE_PAGE_QUERIES = {
     "exportjobpart": 4,  # its job
     "queuerulerun": 5,  # its rule, who asked
     "savedview": 4,  # its owner
+    "modelcall": 3,
 }
 
 MODELS: dict[str, Any] = {
@@ -146,6 +149,7 @@ MODELS: dict[str, Any] = {
     "exportjobpart": ExportJobPart,
     "queuerulerun": QueueRuleRun,
     "savedview": SavedView,
+    "modelcall": ModelCall,
 }
 
 

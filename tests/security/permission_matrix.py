@@ -61,6 +61,7 @@ from chats.models import (
     Label,
     Lease,
     Message,
+    ModelCall,
     Queue,
     QueueItem,
     QueueRule,
@@ -278,6 +279,7 @@ def build_world() -> World:
     assert export_job.state == JobState.DONE
     spare_group = Group.objects.create(name="Spare role")
     saved_view = saved_view_create(actor=reviewer, name="Thumbs down", query="score=-1")
+    model_call = ModelCall.objects.create(conversation=conversation, message=message, form="genai", provider="openai")
     found: dict[str, Model | None] = {
         "auth.user": leaver,
         "auth.group": spare_group,
@@ -313,6 +315,7 @@ def build_world() -> World:
         "chats.exportjobpart": ExportJobPart.objects.filter(job=export_job).first(),
         "chats.queuerulerun": rule_run,
         "chats.savedview": saved_view,
+        "chats.modelcall": model_call,
         "axes.accessattempt": AccessAttempt.objects.create(
             username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
         ),

@@ -102,6 +102,7 @@ NOT_WRITES = {
     "admin:logout": "signing out",
     # Reads.
     "GET chats:home": "read",
+    "GET chats:trends": "read",
     "GET chats:conversation_list": "read",
     "GET chats:next_unreviewed": "read",
     "GET chats:feedback_form": "read",
