@@ -423,7 +423,7 @@ def span_form(span: Span) -> str:
         return "openinference"
     if any(key.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for key in attributes):
         return "openllmetry"
-    if operation in CALL_OPERATIONS:
+    if isinstance(operation, str) and operation in CALL_OPERATIONS:
         return "genai"  # a call whose content was not captured: rejected with the reason
     return ""
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from chats import ingest
+from chats import ingest, storable
 from chats.ingest import identity
 from chats.ingest import otel as otel_format
 from chats.models import ApiKey, Message, ModelCall, Outcome, Source
@@ -88,6 +88,12 @@ def model_calls_record(*, calls: Sequence[tuple[otel_format.SpanDocument, Ingest
     for document, result in stored:
         call = document.call
         assert result.conversation is not None
+        texts = [call.trace_id, call.span_id, call.parent_span_id, call.name, call.operation, call.provider]
+        texts += [call.request_model, call.response_model, call.response_id]
+        if storable.unstorable([texts, call.finish_reasons, call.settings]) is not None:
+            # The span's attributes hold what PostgreSQL cannot store (a NUL, a lone surrogate): the conversation
+            # is kept, as received, without this call's summary row.
+            continue
         rows.append(
             ModelCall(
                 conversation_id=result.conversation.pk,

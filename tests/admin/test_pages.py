@@ -80,7 +80,7 @@ CHANGELIST_QUERIES = {
     "exportjobpart": 4,  # + count, chunks with their job (sizes, not bytes)
     "queuerulerun": 4,  # + count, runs with their rule and who asked
     "savedview": 4,  # + count, views with their owner
-    "modelcall": 5,  # + providers (filter), count, calls with their conversation
+    "modelcall": 6,  # + forms and providers (filters), count, calls with their conversation
 }
 
 # Every change page: session, user, the object with its foreign keys, then:
@@ -115,7 +115,7 @@ CHANGE_PAGE_QUERIES = {
     "exportjobpart": 4,  # its job
     "queuerulerun": 5,  # its rule, who asked
     "savedview": 4,  # its owner
-    "modelcall": 3,
+    "modelcall": 4,  # its message (the raw-id label)
 }
 
 MODELS: dict[str, Any] = {

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 
-from chats.models import Conversation, Label, Source, ViewedVia
+from chats.models import Conversation, Label, ModelCall, Source, ViewedVia
 from chats.roles import LEADS
 from chats.services.audit import CommandActor, audit_chain_verify
 from chats.services.datasets import dataset_snapshot_create
@@ -128,6 +128,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         dataset_snapshot_create(actor=lead, name=f"dataset-{n}", queues=[queue], description="<i>untrusted</i>")
         conversation_view_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
         saved_view_create(actor=lead, name=f"view-{n}", query=f"source={source.name}", shared=True)
+        ModelCall.objects.create(conversation=chat, form="genai", provider=f"provider-{n}", input_tokens=n)
         audit_chain_verify(actor=CommandActor("verify_audit"))  # and a checkpoint of the chain so far
         made["sources"].append(source)
         made["conversations"].append(chat)
