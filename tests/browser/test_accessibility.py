@@ -94,6 +94,7 @@ def test_a_reviewer_s_round_with_the_keyboard_alone(
     assert row["name"] == "Primer search 2"
     page.keyboard.press("Enter")
     page.get_by_role("heading", name="Primer search 2").wait_for()
+    page.wait_for_load_state("load")  # the deferred scripts that bind j and k have run (the heading comes first)
     conversation = primers[1]
 
     # j and k move between messages, each announced with its role and position.
