@@ -797,6 +797,23 @@ def _media_part(part: dict[str, Any]) -> dict[str, Any]:
 # --- form 2: OpenInference --------------------------------------------------------------------------------------
 
 
+def _flat_tool_calls(flat: dict[str, Any], prefix: str, *, id: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    """The OpenAI-style tool calls of a message written as flattened, indexed attributes (OpenInference's and
+    OpenLLMetry's spellings differ only in the attribute names); a call without a name is left out."""
+    calls = []
+    for call in _indexed(flat, prefix):
+        called = call.get(name)
+        if isinstance(called, str):
+            calls.append(
+                {
+                    "id": _str(call.get(id)),
+                    "type": "function",
+                    "function": {"name": called, "arguments": _arguments_text(call.get(arguments))},
+                }
+            )
+    return calls
+
+
 def _indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """``prefix.N.rest`` attributes as a list of ``{rest: value}`` objects, in the order of N."""
     groups: dict[int, dict[str, Any]] = {}
@@ -881,18 +898,13 @@ def _openinference_message(flat: dict[str, Any], read: _Read, where: str) -> dic
         value = flat.get(f"message.{key}")
         if isinstance(value, str) and value:
             message[key] = value
-    calls = []
-    for call in _indexed(flat, "message.tool_calls."):
-        name = call.get("tool_call.function.name")
-        if not isinstance(name, str):
-            continue
-        calls.append(
-            {
-                "id": _str(call.get("tool_call.id")),
-                "type": "function",
-                "function": {"name": name, "arguments": _arguments_text(call.get("tool_call.function.arguments"))},
-            }
-        )
+    calls = _flat_tool_calls(
+        flat,
+        "message.tool_calls.",
+        id="tool_call.id",
+        name="tool_call.function.name",
+        arguments="tool_call.function.arguments",
+    )
     if calls:
         message["tool_calls"] = calls
     known = ("message.contents.", "message.tool_calls.")
@@ -946,18 +958,7 @@ def _openllmetry_message(flat: dict[str, Any], read: _Read, where: str) -> dict[
         value = flat.get(key)
         if isinstance(value, str) and value:
             message[key] = value
-    calls = []
-    for call in _indexed(flat, "tool_calls."):
-        name = call.get("name")
-        if not isinstance(name, str):
-            continue
-        calls.append(
-            {
-                "id": _str(call.get("id")),
-                "type": "function",
-                "function": {"name": name, "arguments": _arguments_text(call.get("arguments"))},
-            }
-        )
+    calls = _flat_tool_calls(flat, "tool_calls.", id="id", name="name", arguments="arguments")
     if calls:
         message["tool_calls"] = calls
     other = {
