@@ -26,6 +26,7 @@ from chats import filters
 from chats.filters import ConversationFilter
 from chats.ingest.planner import workflow_of
 from chats.models import Conversation, Source
+from chats.selectors import search as search_selectors
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
 from chats.services.labels import label_create, label_delete, label_update
@@ -583,7 +584,7 @@ def test_a_search_says_how_many_conversations_match_indexed_or_not(
 def test_past_the_probe_the_search_count_says_more_than(
     client: Client, reviewer: User, source: Source, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(filters, "SEARCH_PROBE_LIMIT", 2)
+    monkeypatch.setattr(search_selectors, "SEARCH_PROBE_LIMIT", 2)
     for _ in range(3):
         factories.make_conversation(source, n_messages=4, topic="photobleaching")
     search_index_stale()

@@ -165,7 +165,7 @@ def test_search_pages_its_matches_newest_first_however_many_match(
     source: Any, reader: APIClient, probe_limit: int, monkeypatch: Any
 ) -> None:
     # Either way the search is planned (few matches or more than the probe reads), the answer is the same.
-    monkeypatch.setattr("chats.filters.SEARCH_PROBE_LIMIT", probe_limit)
+    monkeypatch.setattr("chats.selectors.search.SEARCH_PROBE_LIMIT", probe_limit)
     matches = [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(3)]
     search_index()
     # Two more the indexer has not seen yet: found by their text, on the same pages.

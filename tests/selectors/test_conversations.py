@@ -13,9 +13,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chats import filters
 from chats.models import Conversation, Source
 from chats.selectors import conversations as selectors
+from chats.selectors.search import BoundedCount
 from chats.services.search import search_index_stale
 from tests import factories
 
@@ -78,7 +78,7 @@ def test_the_not_indexed_count_stops_at_its_bound(
     monkeypatch.setattr(selectors, "NOT_INDEXED_LIMIT", 2)
     for _ in range(3):
         factories.make_conversation(source, n_messages=2)
-    assert selectors.not_indexed_count(Conversation.objects.all()) == filters.BoundedCount(2, more=True)
+    assert selectors.not_indexed_count(Conversation.objects.all()) == BoundedCount(2, more=True)
 
     client.force_login(reviewer)
     notice = _notice(client)
