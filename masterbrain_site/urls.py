@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from chats.forms import AdminSignInForm
-from chats.views import SignInView
+from chats.views.signin import SignInView
 
 # The admin's sign-in explains a lockout like the site's own; django-axes counts both (see chats/throttling.py).
 admin.site.login_form = AdminSignInForm

@@ -69,7 +69,7 @@ def test_the_scan_finds_a_view_that_streams_an_export_itself(tmp_path: Path) -> 
 
 
 def test_the_scan_finds_a_page_that_reads_a_thread_itself(tmp_path: Path) -> None:
-    view = tmp_path / "chats" / "views.py"
+    view = tmp_path / "chats" / "views" / "threads.py"
     view.parent.mkdir(parents=True)
     view.write_text("def thread(request, uuid):\n    data = thread_read(conversation, user=request.user)\n")
-    assert produced_outside_their_service(tmp_path / "chats") == ["chats/views.py:2 calls thread_read"]
+    assert produced_outside_their_service(tmp_path / "chats") == ["chats/views/threads.py:2 calls thread_read"]

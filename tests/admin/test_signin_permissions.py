@@ -1,7 +1,7 @@
 """Who may use the admin pages that chats/admin/signin.py serves (failed sign-ins, django-axes' records, and
 unlocking them): rows of the permission matrix, run by tests/security/permission_matrix.py.
 
-The site's own sign-in and sign-out pages are in tests/test_views_permissions.py, the admin's in
+The site's own sign-in and sign-out pages are in tests/views/test_signin_permissions.py, the admin's in
 tests/admin/test_site_permissions.py."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from django.test import Client
 from chats.roles import Roles, person_roles
 from tests.admin.test_site_permissions import EXPECTED as SITE_ROWS
 from tests.security.permission_matrix import ADMIN_LOGIN, LOGIN
-from tests.test_views_audit_permissions import EXPECTED as AUDIT_ROWS
+from tests.views.test_audit_permissions import EXPECTED as AUDIT_ROWS
 
 pytestmark = pytest.mark.django_db
 

@@ -1,9 +1,9 @@
 """Every URL pattern has exactly one row in the permission matrix, in the test file of the module that serves it.
 
 The rows live beside each feature's tests: `tests/<package>/test_<module>_permissions.py` declares `EXPECTED` for the
-URLs that chats' `<module>` serves, mirroring chats/ (tests/ itself for chats/views*.py; tests/api/
-for chats/api/; tests/admin/ for chats/admin/), and runs them with `check_rows` (tests/security/permission_matrix.py):
-`tests/test_views_review_permissions.py` holds the pages of chats/views_review.py, and
+URLs that chats' `<module>` serves, mirroring chats/ (tests/views/ for chats/views/; tests/api/ for chats/api/;
+tests/admin/ for chats/admin/), and runs them with `check_rows` (tests/security/permission_matrix.py):
+`tests/views/test_review_permissions.py` holds the pages of chats/views/review.py, and
 `tests/admin/test_sources_permissions.py` the admin pages that chats/admin/sources.py registers. This file globs for
 every such file, so that a new one joins by being there, and checks that:
 
@@ -13,7 +13,7 @@ every such file, so that a new one joins by being there, and checks that:
   model's pages (its custom URLs too), the view class's for a class-based view, else the view function's. The few
   URLs that no chats module serves are declared where SERVED_OUTSIDE_CHATS says: Django's admin site (its index,
   sign-in and sign-out, password change, app index, catch-all...) in tests/admin/test_site_permissions.py, Django's
-  sign-out beside the site's sign-in in tests/test_views_permissions.py, drf-spectacular's schema beside the
+  sign-out beside the site's sign-in in tests/views/test_signin_permissions.py, drf-spectacular's schema beside the
   docs in tests/api/test_docs_permissions.py.
 """
 
@@ -40,12 +40,12 @@ from tests.security.permission_matrix import (
 
 TESTS = Path(__file__).resolve().parent.parent
 PATTERN = "test_*_permissions.py"
-# The package of tests/ that mirrors each package of chats/ (tests/ itself for chats/views*.py).
-CHATS_PACKAGES = {"": "chats", "api": "chats.api", "admin": "chats.admin"}
+# The package of tests/ that mirrors each package of chats/.
+CHATS_PACKAGES = {"": "chats", "views": "chats.views", "api": "chats.api", "admin": "chats.admin"}
 # The module serving a URL outside chats -> the test module that declares its rows.
 SERVED_OUTSIDE_CHATS = {
     "django.contrib.admin.sites": "tests.admin.test_site_permissions",
-    "django.contrib.auth.views": "tests.test_views_permissions",
+    "django.contrib.auth.views": "tests.views.test_signin_permissions",
     "drf_spectacular.views": "tests.api.test_docs_permissions",
 }
 
@@ -85,7 +85,7 @@ def test_the_feature_files_are_found_and_laid_out_as_chats_is() -> None:
     assert len(modules) >= 20, sorted(modules)
     for name, expected in modules.items():
         package = name.removeprefix("tests.").rpartition(".")[0]
-        assert package in CHATS_PACKAGES, f"{name}: rows belong in tests/, tests/api/ or tests/admin/"
+        assert package in CHATS_PACKAGES, f"{name}: rows belong in tests/, tests/views/, tests/api/ or tests/admin/"
         chats_module = chats_module_of(name)
         exists = importlib.util.find_spec(chats_module) is not None
         assert exists or name in SERVED_OUTSIDE_CHATS.values(), f"{name}: no module {chats_module}"

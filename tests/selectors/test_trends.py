@@ -35,7 +35,7 @@ from chats.selectors.trends import (
     two_proportion_p,
     wilson,
 )
-from chats.views_trends import list_url
+from chats.views.trends import list_url
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,5 @@
-"""Who may use the audit section that chats/views_audit.py serves: rows of the permission matrix, run by tests/security/permission_matrix.py."""
+"""Who may use the audit section that chats/views/audit.py serves: rows of the permission matrix, run by
+tests/security/permission_matrix.py."""
 
 from __future__ import annotations
 

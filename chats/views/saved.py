@@ -17,7 +17,7 @@ from chats.errors import InvalidInput
 from chats.models import SavedView
 from chats.selectors.saved_views import saved_views_read, saved_views_visible
 from chats.services.saved_views import saved_view_create, saved_view_delete, saved_view_query, saved_view_update
-from chats.views import _actor, reviewer_page, roles_of
+from chats.views.common import actor, reviewer_page, roles_of
 
 
 class SavedViewForm(forms.Form):
@@ -45,7 +45,7 @@ def _query_or_none(query: str) -> str:
 
 def _own_view(request: HttpRequest, uuid: str) -> SavedView:
     """One of the person's views, or shared ones (whose changes the service refuses); else 404."""
-    view = saved_views_visible(_actor(request)).filter(uuid=uuid).first()
+    view = saved_views_visible(actor(request)).filter(uuid=uuid).first()
     if view is None:
         raise Http404("No such view among yours and the shared ones.")
     return view
@@ -55,7 +55,7 @@ def _own_view(request: HttpRequest, uuid: str) -> SavedView:
 @reviewer_page()
 def saved_view_list(request: HttpRequest) -> HttpResponse:
     context = {
-        "saved_views": saved_views_read(_actor(request)),
+        "saved_views": saved_views_read(actor(request)),
         "can_share_views": roles_of(request).can_lead,
         "active_nav": "views",
     }
@@ -70,7 +70,7 @@ def saved_view_create_page(request: HttpRequest) -> HttpResponse:
         raise _form_errors(form)
     try:
         view = saved_view_create(
-            actor=_actor(request),
+            actor=actor(request),
             name=form.cleaned_data["name"],
             query=form.cleaned_data["query"],
             shared=form.cleaned_data["shared"],
@@ -89,7 +89,7 @@ def saved_view_share(request: HttpRequest, uuid: str) -> HttpResponse:
     form = ShareForm(request.POST)
     if not form.is_valid():
         raise _form_errors(form)
-    view = saved_view_update(actor=_actor(request), view=_own_view(request, uuid), shared=form.cleaned_data["shared"])
+    view = saved_view_update(actor=actor(request), view=_own_view(request, uuid), shared=form.cleaned_data["shared"])
     messages.success(request, f"View “{view.name}” is {'shared with the team' if view.shared else 'yours only'}.")
     return redirect("chats:saved_view_list")
 
@@ -99,6 +99,6 @@ def saved_view_share(request: HttpRequest, uuid: str) -> HttpResponse:
 def saved_view_delete_page(request: HttpRequest, uuid: str) -> HttpResponse:
     view = _own_view(request, uuid)
     name = view.name
-    saved_view_delete(actor=_actor(request), view=view)
+    saved_view_delete(actor=actor(request), view=view)
     messages.success(request, f"View “{name}” deleted.")
     return redirect("chats:saved_view_list")

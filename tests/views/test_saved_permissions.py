@@ -1,4 +1,5 @@
-"""Who may use the saved views pages that chats/views_saved.py serves: rows of the permission matrix, run by tests/security/permission_matrix.py."""
+"""Who may use the saved views pages that chats/views/saved.py serves: rows of the permission matrix, run by
+tests/security/permission_matrix.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Who may open the Trends page (chats/views_trends.py): rows of the permission matrix, run by
+"""Who may open the Trends page (chats/views/trends.py): rows of the permission matrix, run by
 tests/security/permission_matrix.py."""
 
 from __future__ import annotations

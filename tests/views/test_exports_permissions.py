@@ -1,4 +1,5 @@
-"""Who may use the export jobs pages that chats/views_exports.py serves: rows of the permission matrix, run by tests/security/permission_matrix.py."""
+"""Who may use the export jobs pages that chats/views/exports.py serves: rows of the permission matrix, run by
+tests/security/permission_matrix.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The team review pages: queues, the review of one item with its rubric, adjudication, and "Add to queue".
+"""The team review pages of queues: the list, a queue's page, its edits and assignments, and "Add to queue" (the
+review of one item and adjudication are in `chats.views.review_items`).
 
 Who may do what is decided by `request_roles` and by the services: every reader sees the queues
 `queues_visible` gives them (the queues they work; leads and auditors see all); leads create and edit queues,
@@ -9,42 +10,32 @@ returns.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from chats.errors import InvalidInput
 from chats.filters import ConversationFilter
 from chats.forms import (
     AddToQueueForm,
-    CorrectionForm,
     ItemLeadForm,
     ReviewQueueForm,
-    RubricAnswersForm,
     RubricFormSet,
     RubricQuestionForm,
     rubric_questions,
 )
 from chats.integers import parse_int
-from chats.jinja2 import qs_join
-from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion
+from chats.models import Conversation, Queue, RubricVersion
 from chats.review.agreement import MIN_ITEMS, agreement_chart_layout, agreement_chart_rows
-from chats.review.rubric import consensus, disagreements
 from chats.roles import Roles, lead_required
 from chats.selectors.datasets import queue_datasets
 from chats.selectors.review import (
     ITEM_STATES,
-    current_rubric,
-    item_reviews,
-    queue_adjudication_page,
     queue_agreement,
     queue_item,
     queue_items_page,
@@ -54,11 +45,9 @@ from chats.selectors.review import (
     queues_listed,
 )
 from chats.services import review as review_services
-from chats.services.reads import thread_open
-from chats.views import _actor, _is_htmx, _list_query, reviewer_page, roles_of
+from chats.views.common import actor, list_query_string, reviewer_page, roles_of
 
 ITEMS_SHOWN = 50  # items per page on a queue's page (the counts cover all)
-ADJUDICATION_SHOWN = 20  # reviewed items per page on the adjudication page (each shows its reviews)
 STATE_CHOICES = [(name, state.label) for name, state in ITEM_STATES.items()]
 
 
@@ -78,7 +67,7 @@ class ItemListForm(forms.Form):
         return number
 
 
-def _item_list_query(request: HttpRequest) -> tuple[str | None, int]:
+def item_list_query(request: HttpRequest) -> tuple[str | None, int]:
     """The state and page asked for, or InvalidInput naming the parameter."""
     form = ItemListForm(request.GET)
     if not form.is_valid():
@@ -91,11 +80,11 @@ def _item_list_query(request: HttpRequest) -> tuple[str | None, int]:
     return form.cleaned_data["state"] or None, form.cleaned_data["page"]
 
 
-def _bad_query(invalid: InvalidInput) -> HttpResponse:
-    return HttpResponse("\n".join(_errors(invalid)), status=400, content_type="text/plain; charset=utf-8")
+def bad_query(invalid: InvalidInput) -> HttpResponse:
+    return HttpResponse("\n".join(input_errors(invalid)), status=400, content_type="text/plain; charset=utf-8")
 
 
-def _lead(request: HttpRequest) -> Roles:
+def lead_roles(request: HttpRequest) -> Roles:
     """The services refuse anyone but a lead (`lead_required`); asked first here, so that the refusal comes before
     the form's errors."""
     roles = roles_of(request)
@@ -103,11 +92,11 @@ def _lead(request: HttpRequest) -> Roles:
     return roles
 
 
-def _errors(invalid: InvalidInput) -> list[str]:
+def input_errors(invalid: InvalidInput) -> list[str]:
     return [f"{e['path']}: {e['message']}" if e["path"] else e["message"] for e in invalid.errors]
 
 
-def _form_errors(*forms: Any) -> list[str]:
+def form_errors(*forms: Any) -> list[str]:
     found = []
     for form in forms:
         for name, errors in form.errors.items():
@@ -152,16 +141,16 @@ def queue_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 @reviewer_page()
 def queue_create(request: HttpRequest) -> HttpResponse:
-    _lead(request)
+    lead_roles(request)
     form = ReviewQueueForm(request.POST)
     rubric = RubricFormSet(request.POST, prefix="rubric")
     if not (form.is_valid() and rubric.is_valid()):
-        errors = _form_errors(form, *rubric.forms) + [str(e) for e in rubric.non_form_errors()]
+        errors = form_errors(form, *rubric.forms) + [str(e) for e in rubric.non_form_errors()]
         return _queue_list_page(request, form=form, rubric=rubric, errors=errors, status=400)
     data = form.cleaned_data
     try:
         queue = review_services.queue_create(
-            actor=_actor(request),
+            actor=actor(request),
             name=data["name"],
             questions=rubric_questions(rubric),
             instructions=data["instructions"],
@@ -170,10 +159,10 @@ def queue_create(request: HttpRequest) -> HttpResponse:
         )
         if data.get("lease_minutes") is not None:
             review_services.queue_set_lease_minutes(
-                actor=_actor(request), queue=queue, lease_minutes=data["lease_minutes"]
+                actor=actor(request), queue=queue, lease_minutes=data["lease_minutes"]
             )
     except InvalidInput as invalid:
-        return _queue_list_page(request, form=form, rubric=rubric, errors=_errors(invalid), status=400)
+        return _queue_list_page(request, form=form, rubric=rubric, errors=input_errors(invalid), status=400)
     messages.success(request, f"Queue {queue.name!r} created.")
     return redirect("chats:queue_detail", pk=queue.pk)
 
@@ -201,9 +190,9 @@ def _queue_page(
 ) -> HttpResponse:
     roles = roles_of(request)
     try:
-        state, page = _item_list_query(request)
+        state, page = item_list_query(request)
     except InvalidInput as invalid:
-        return _bad_query(invalid)
+        return bad_query(invalid)
     detail = queue_visible(request.user, roles, queue.pk, detail=True)
     rubric: RubricVersion = detail.rubric_versions.all()[0]  # prefetched, newest first
     members = list(detail.members.all())
@@ -254,17 +243,17 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @reviewer_page()
 def queue_update(request: HttpRequest, pk: int) -> HttpResponse:
-    roles = _lead(request)
+    roles = lead_roles(request)
     queue = queue_visible(request.user, roles, pk)
     form = ReviewQueueForm(request.POST)
     rubric = RubricFormSet(request.POST, prefix="rubric")
     if not (form.is_valid() and rubric.is_valid()):
-        errors = _form_errors(form, *rubric.forms) + [str(e) for e in rubric.non_form_errors()]
+        errors = form_errors(form, *rubric.forms) + [str(e) for e in rubric.non_form_errors()]
         return _queue_page(request, queue, form=form, rubric_form=rubric, errors=errors, status=400)
     data = form.cleaned_data
     try:
         changed = review_services.queue_update(
-            actor=_actor(request),
+            actor=actor(request),
             queue=queue,
             name=data["name"],
             instructions=data["instructions"],
@@ -274,10 +263,10 @@ def queue_update(request: HttpRequest, pk: int) -> HttpResponse:
         )
         if data.get("lease_minutes") is not None:
             changed |= review_services.queue_set_lease_minutes(
-                actor=_actor(request), queue=queue, lease_minutes=data["lease_minutes"]
+                actor=actor(request), queue=queue, lease_minutes=data["lease_minutes"]
             )
     except InvalidInput as invalid:
-        return _queue_page(request, queue, form=form, rubric_form=rubric, errors=_errors(invalid), status=400)
+        return _queue_page(request, queue, form=form, rubric_form=rubric, errors=input_errors(invalid), status=400)
     messages.success(request, "Queue saved." if changed else "Nothing changed.")
     return redirect("chats:queue_detail", pk=queue.pk)
 
@@ -287,7 +276,7 @@ def queue_update(request: HttpRequest, pk: int) -> HttpResponse:
 def queue_next(request: HttpRequest, pk: int) -> HttpResponse:
     """The reviewer's next item of the queue, held for them (item_lease_next), or back to the queue."""
     queue = queue_visible(request.user, roles_of(request), pk)
-    item = review_services.item_lease_next(queue=queue, reviewer=_actor(request))
+    item = review_services.item_lease_next(queue=queue, reviewer=actor(request))
     if item is None:
         messages.info(request, "Nothing left for you to review in this queue.")
         return redirect("chats:queue_detail", pk=queue.pk)
@@ -298,11 +287,11 @@ def queue_next(request: HttpRequest, pk: int) -> HttpResponse:
 @reviewer_page()
 def queue_assign(request: HttpRequest, pk: int) -> HttpResponse:
     """A lead assigns an item to a named member, or releases the slots held on it (by one reviewer or all)."""
-    roles = _lead(request)
+    roles = lead_roles(request)
     queue = queue_visible(request.user, roles, pk)
     form = ItemLeadForm(request.POST)
     if not form.is_valid():
-        for error in _form_errors(form):
+        for error in form_errors(form):
             messages.error(request, error)
         return redirect("chats:queue_detail", pk=queue.pk)
     item = queue_item(queue, form.cleaned_data["item"])
@@ -311,218 +300,15 @@ def queue_assign(request: HttpRequest, pk: int) -> HttpResponse:
         if form.cleaned_data["action"] == "assign":
             if reviewer is None:
                 raise InvalidInput([{"path": "/reviewer", "message": "choose the reviewer to assign it to"}])
-            review_services.item_assign(actor=_actor(request), item=item, reviewer=reviewer)
+            review_services.item_assign(actor=actor(request), item=item, reviewer=reviewer)
             messages.success(request, f"Item {item.pk} assigned to {reviewer.username}.")
         else:
-            released = review_services.item_release(actor=_actor(request), item=item, reviewer=reviewer)
+            released = review_services.item_release(actor=actor(request), item=item, reviewer=reviewer)
             messages.success(request, f"Item {item.pk}: {released} slot{'s' if released != 1 else ''} released.")
     except InvalidInput as invalid:
-        for error in _errors(invalid):
+        for error in input_errors(invalid):
             messages.error(request, error)
     return redirect("chats:queue_detail", pk=queue.pk)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Reviewing one item
-
-
-def _targets(questions: list[dict[str, Any]], thread_messages: list[Any]) -> dict[str, list[tuple[str, str]]]:
-    """For each question about the messages of a role: (message key, what to call it) of those messages."""
-    targets: dict[str, list[tuple[str, str]]] = {}
-    for question in questions:
-        target = question.get("target", "conversation")
-        if target.startswith("role:"):
-            role = target[5:]
-            targets[question["key"]] = [
-                (each.message.key, f"message #{each.message.position + 1}")
-                for each in thread_messages
-                if each.message.role == role
-            ]
-    return targets
-
-
-@require_GET
-@reviewer_page()
-def review_page(request: HttpRequest, pk: int, item: int) -> HttpResponse:
-    roles = roles_of(request)
-    queue = queue_visible(request.user, roles, pk, detail=True)
-    found = queue_item(queue, item)
-    conversation = found.conversation
-    data = thread_open(conversation, viewer=request.user)  # records the view
-    visible = item_reviews(found, request.user, roles)
-    own = next((review for review in visible.reviews if review.reviewer_id == request.user.pk), None)
-    others = [review for review in visible.reviews if review is not own]
-    is_member = any(member.pk == request.user.pk for member in queue.members.all())
-    submitted = own is not None and own.state == ReviewState.SUBMITTED
-    rubric = own.rubric_version if submitted and own is not None else queue.rubric_versions.all()[0]
-    return render(
-        request,
-        "chats/queue_item.html",
-        {
-            "queue": queue,
-            "item": found,
-            "conversation": conversation,
-            "thread": data,
-            "questions": rubric.questions,
-            "targets": _targets(rubric.questions, data.messages),
-            "own": own,
-            "answers": own.answers if own is not None else {},
-            "others": others,
-            "hidden": visible.hidden,
-            "editable": is_member and not submitted,
-            "submitted": submitted,
-            # The thread's own feedback forms stay on the thread page: here the rubric is the review.
-            "can_write": False,
-            "urls": {},
-            "list_query": "",
-            "thread_query": "",
-            "open_feedback": "",
-            "next_url": request.path,
-            "active_nav": "queues",
-        },
-        using="jinja2",
-    )
-
-
-def _item_of(request: HttpRequest, pk: int, item: int) -> QueueItem:
-    return queue_item(queue_visible(request.user, roles_of(request), pk), item)
-
-
-@require_POST
-@reviewer_page()
-def review_draft(request: HttpRequest, pk: int, item: int) -> HttpResponse:
-    """Save the answers so far (review_save_draft). htmx gets the live region's new words, a form post a redirect."""
-    found = _item_of(request, pk, item)
-    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
-    form.is_valid()
-    try:
-        review_services.review_save_draft(reviewer=_actor(request), item=found, answers=form.cleaned_data["answers"])
-    except InvalidInput as invalid:
-        text = "Draft not saved: " + "; ".join(_errors(invalid))
-        if _is_htmx(request):
-            return HttpResponse(text, content_type="text/plain; charset=utf-8")
-        messages.error(request, text)
-        return redirect("chats:queue_item", pk=pk, item=found.pk)
-    text = f"Draft saved at {timezone.localtime():%H:%M:%S}."
-    if _is_htmx(request):
-        return HttpResponse(text, content_type="text/plain; charset=utf-8")
-    messages.success(request, text)
-    return redirect("chats:queue_item", pk=pk, item=found.pk)
-
-
-@require_POST
-@reviewer_page()
-def review_submit(request: HttpRequest, pk: int, item: int) -> HttpResponse:
-    """Submit the review, once (review_submit). Refused answers are kept as a draft."""
-    found = _item_of(request, pk, item)
-    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
-    form.is_valid()
-    answers = form.cleaned_data["answers"]
-    try:
-        review_services.review_submit(reviewer=_actor(request), item=found, answers=answers)
-    except InvalidInput as invalid:
-        for error in _errors(invalid):
-            messages.error(request, f"Not submitted: {error}")
-        # Unless already submitted, or answers a draft cannot hold either: the errors above say why.
-        with contextlib.suppress(InvalidInput):
-            review_services.review_save_draft(reviewer=_actor(request), item=found, answers=answers)
-        return redirect("chats:queue_item", pk=pk, item=found.pk)
-    messages.success(request, "Review submitted. The other reviewers' answers are shown below.")
-    return redirect("chats:queue_item", pk=pk, item=found.pk)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Adjudication
-
-
-@require_GET
-@reviewer_page()
-def queue_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
-    """The reviewed items, those with disagreements first, each with its reviews side by side; leads resolve."""
-    roles = roles_of(request)
-    if not roles.can_oversee:
-        raise PermissionDenied
-    try:
-        state, page = _item_list_query(request)
-    except InvalidInput as invalid:
-        return _bad_query(invalid)
-    queue = queue_visible(request.user, roles, pk, detail=True)
-    questions = queue.rubric_versions.all()[0].questions
-    listing = queue_adjudication_page(queue, questions, state=state, page=page, size=ADJUDICATION_SHOWN)
-    rows = []
-    for each in listing.items:
-        submitted: list[Review] = each.submitted  # type: ignore[attr-defined]  # prefetched by queue_adjudication
-        answer_sets = [review.answers for review in submitted]
-        resolution = getattr(each, "resolution", None)
-        targets: dict[str, list[tuple[str, str]]] = {}
-        for question in questions:
-            if question.get("target", "conversation") != "conversation":
-                keys = sorted({k for answers in answer_sets for k in (answers.get(question["key"]) or {})})
-                targets[question["key"]] = [(key, f"message {key}") for key in keys]
-        rows.append(
-            {
-                "item": each,
-                "reviews": submitted,
-                "disagree": disagreements(questions, answer_sets),
-                "resolution": resolution,
-                "answers": resolution.answers if resolution is not None else consensus(questions, answer_sets),
-                "targets": targets,
-            }
-        )
-    # Those with a disagreement come first, then oldest first: the page's order (queue_adjudication_page).
-    return render(
-        request,
-        "chats/queue_adjudicate.html",
-        {
-            "queue": queue,
-            "questions": questions,
-            "rows": rows,
-            "listing": listing,
-            "states": STATE_CHOICES,
-            "state": state or "",
-            "can_lead": roles.can_lead,
-            "active_nav": "queues",
-        },
-        using="jinja2",
-    )
-
-
-@require_POST
-@reviewer_page()
-def item_resolve(request: HttpRequest, pk: int, item: int) -> HttpResponse:
-    roles = _lead(request)
-    found = queue_item(queue_visible(request.user, roles, pk), item)
-    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
-    form.is_valid()
-    correction = CorrectionForm(request.POST)
-    if not correction.is_valid():
-        for error in _form_errors(correction):
-            messages.error(request, error)
-    else:
-        try:
-            review_services.item_resolve(
-                actor=_actor(request),
-                item=found,
-                answers=form.cleaned_data["answers"],
-                correction=correction.cleaned_data["correction"],
-            )
-            messages.success(request, f"Item {found.pk} resolved.")
-        except InvalidInput as invalid:
-            for error in _errors(invalid):
-                messages.error(request, f"Item {found.pk} not resolved: {error}")
-    back = _list_query_of(request.POST)
-    return HttpResponseRedirect(reverse("chats:queue_adjudicate", args=[pk]) + back + f"#item-{found.pk}")
-
-
-def _list_query_of(params: Any) -> str:
-    """The list's state and page a form was posted from (its hidden fields), as a query string: the page returns
-    to where the lead was."""
-    form = ItemListForm(params)
-    if not form.is_valid():
-        return ""
-    return qs_join(
-        "", state=form.cleaned_data["state"], page=form.cleaned_data["page"] if form.cleaned_data["page"] > 1 else None
-    )
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -533,12 +319,12 @@ def _list_query_of(params: Any) -> str:
 @reviewer_page()
 def queue_add(request: HttpRequest) -> HttpResponse:
     """Add the list's current filters' conversations (the same FilterSet, set-based), or the selected rows."""
-    _lead(request)
-    list_query = _list_query(request.POST)
+    lead_roles(request)
+    list_query = list_query_string(request.POST)
     back = reverse("chats:conversation_list") + (f"?{list_query}" if list_query else "")
     form = AddToQueueForm(request.POST)
     if not form.is_valid():
-        for error in _form_errors(form):
+        for error in form_errors(form):
             messages.error(request, error)
         return HttpResponseRedirect(back)
     queue = form.cleaned_data["queue"]
@@ -547,10 +333,10 @@ def queue_add(request: HttpRequest) -> HttpResponse:
     else:
         filterset = ConversationFilter(request.POST, queryset=Conversation.objects.all())
         if not filterset.is_valid():  # an invalid filter is left out of .qs: it would add every conversation
-            for error in _form_errors(filterset.form):
+            for error in form_errors(filterset.form):
                 messages.error(request, f"Nothing added: {error}")
             return HttpResponseRedirect(back)
         conversations = filterset.qs
-    added = review_services.queue_add_conversations(actor=_actor(request), queue=queue, conversations=conversations)
+    added = review_services.queue_add_conversations(actor=actor(request), queue=queue, conversations=conversations)
     messages.success(request, f"{added} conversation{'s' if added != 1 else ''} added to {queue.name!r}.")
     return HttpResponseRedirect(back)

@@ -35,7 +35,7 @@ from chats.selectors.audit import (
     csv_cell,
 )
 from chats.services.audit_log import audit_log_export_record
-from chats.views import roles_of
+from chats.views.common import roles_of
 
 EXPORT_FORMATS = ("ndjson", "csv")
 MAX_EVENT_ID = 2**63 - 1  # a bigint: a larger cursor was not given out here

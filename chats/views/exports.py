@@ -24,7 +24,7 @@ from chats.models import JobState
 from chats.selectors.export_jobs import export_jobs_of
 from chats.selectors.exports import BULK_EXPORT_FORMATS
 from chats.services.export_jobs import export_job_create as job_create
-from chats.views import _actor, _is_htmx, reviewer_page
+from chats.views.common import actor, is_htmx, reviewer_page
 
 # The page shows a person's newest jobs; the API lists them all, page by page.
 PAGE_JOBS = 50
@@ -42,14 +42,14 @@ class ExportJobForm(forms.Form):
 @require_GET
 @reviewer_page()
 def export_jobs(request: HttpRequest) -> HttpResponse:
-    jobs = list(export_jobs_of(user=_actor(request), source=None)[:PAGE_JOBS])
+    jobs = list(export_jobs_of(user=actor(request), source=None)[:PAGE_JOBS])
     context = {
         "jobs": jobs,
         "under_way": any(job.state in (JobState.QUEUED, JobState.RUNNING) for job in jobs),
         "refresh_every": REFRESH_EVERY,
         "active_nav": "exports",
     }
-    template = "chats/_export_jobs.html" if _is_htmx(request) else "chats/export_jobs.html"
+    template = "chats/_export_jobs.html" if is_htmx(request) else "chats/export_jobs.html"
     return render(request, template, context, using="jinja2")
 
 
@@ -69,8 +69,8 @@ def export_job_create(request: HttpRequest) -> HttpResponse:
         query += [("envelope", "true")] if form.cleaned_data["envelope"] else []
         return HttpResponseRedirect(f"{reverse('api:export')}?{urlencode(query)}", status=303)
     job = job_create(
-        actor=_actor(request),
-        requested_by=_actor(request),
+        actor=actor(request),
+        requested_by=actor(request),
         format=form.cleaned_data["format"],
         envelope=form.cleaned_data["envelope"],
         filters=filters,

@@ -23,7 +23,7 @@ from chats.errors import InvalidInput
 from chats.integers import require_int
 from chats.selectors.trends import Bucket, Figure, Range, Trends, aligned_range, trends_read
 from chats.storable import unstorable
-from chats.views import reviewer_page
+from chats.views.common import reviewer_page
 
 # How many buckets a page shows at most, and by default.
 MAX_PERIODS = {"day": 92, "week": 104}

@@ -1,4 +1,5 @@
-"""Who may use the team review pages that chats/views_review.py serves: rows of the permission matrix, run by tests/security/permission_matrix.py."""
+"""Who may use the team review pages of queues that chats/views/review.py serves: rows of the permission matrix, run by
+tests/security/permission_matrix.py."""
 
 from __future__ import annotations
 
@@ -21,8 +22,6 @@ EXPECTED: dict[str, dict[str, Row]] = {
     #                                      anonymous    source_a_key source_b_key reviewer     other_rev.   auditor      no_role      staff        superuser
     "chats:queue_list":      {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
     "chats:queue_detail":    {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
-    "chats:queue_item":      {"GET":   row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
-    "chats:queue_adjudicate": {"GET":  row(LOGIN,       LOGIN,       LOGIN,       403,         403,         200,         403,         200,         200)},
     "chats:queue_create": {
         "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
         "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
@@ -35,23 +34,11 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
         "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
     },
-    "chats:item_resolve": {
-        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
-        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
-    },
     "chats:queue_add": {
         "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
         "POST":                        row(LOGIN,       LOGIN,       LOGIN,       403,         403,         403,         403,         403,         302),
     },
     "chats:queue_next": {
-        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
-        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         403,         403,         403,         403),
-    },
-    "chats:review_draft": {
-        "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
-        "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         403,         403,         403,         403),
-    },
-    "chats:review_submit": {
         "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
         "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         403,         403,         403,         403),
     },
