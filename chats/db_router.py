@@ -1,8 +1,8 @@
 """Which database a query goes to: the primary, or the read replica (``DATABASE_REPLICA_URL``) for the reads that
 tolerate lag. The whole rule is here (docs/SCALING.md):
 
-- a read goes to the replica when the request is a GET or HEAD of one of ``LAG_TOLERANT_VIEWS`` (the conversation
-  list and search, a thread, the artifact pages, the read API and the exports), the model is one of
+- a read goes to the replica when the request is a GET or HEAD of a view marked ``@replica_lag_tolerated`` (the
+  conversation list and search, a thread, the artifact pages, the read API and the exports), the model is one of
   ``REPLICA_MODELS`` (the conversations' content, feedback, receipts), no transaction is open on the primary, and
   ``route`` lets it: the replica answers, lags no more than ``MASTERBRAIN_REPLICA_MAX_LAG_SECONDS``, and has
   replayed the reader's own latest write;
@@ -36,23 +36,24 @@ logger = logging.getLogger(__name__)
 
 REPLICA = "replica"
 
-# The URL names whose GET answers may be a moment old: pages and API reads of conversations and artifacts, and the
-# exports. Review queues, feedback forms, the dashboard and the audit section are not among them.
-LAG_TOLERANT_VIEWS = frozenset(
-    {
-        "chats:conversation_list",
-        "chats:thread",
-        "chats:artifact_list",
-        "chats:artifact_detail",
-        "api:conversation-list",
-        "api:conversation-detail",
-        "api:conversation-export",
-        "api:artifacts",
-        "api:artifact-detail",
-        "api:export",
-        "api:artifacts-export",
-    }
-)
+# The attribute that marks a view whose GET answers may be a moment old (see replica_lag_tolerated).
+LAG_TOLERATED = "replica_lag_tolerated"
+
+
+def replica_lag_tolerated[ViewT: Callable[..., Any]](view: ViewT) -> ViewT:
+    """Declares that a view's GET (and HEAD) answers may be a moment old, so that its reads of ``REPLICA_MODELS`` may
+    come from the replica: a view function (outermost, above its other decorators), or a class-based view (an
+    APIView or a ViewSet: every GET it answers). Pages and API reads of conversations and artifacts, and the exports,
+    are; review queues, feedback forms, the dashboard and the audit section are not."""
+    setattr(view, LAG_TOLERATED, True)
+    return view
+
+
+def lag_tolerated(view: Callable[..., Any]) -> bool:
+    """Whether the view a URL resolved to (a function, or what a class's as_view() made) is marked as tolerating lag."""
+    view_class = getattr(view, "view_class", None) or getattr(view, "cls", None)
+    return bool(getattr(view, LAG_TOLERATED, False) or getattr(view_class, LAG_TOLERATED, False))
+
 
 # The models those reads take from the replica: what was ingested and the feedback on it. Keys, sources and
 # quotas (who may do what, decided on the primary), the audit log, the read audit's views and the review models
@@ -253,12 +254,10 @@ class ReadRoutingMiddleware:
         self, request: HttpRequest, view: Callable[..., HttpResponse], args: Any, kwargs: Any
     ) -> HttpResponse | None:
         state = _current.get()
-        match = request.resolver_match
         if (
             state is None
             or request.method not in ("GET", "HEAD")
-            or match is None
-            or match.view_name not in LAG_TOLERANT_VIEWS
+            or not lag_tolerated(view)
             or _in_primary_transaction()
         ):
             return None

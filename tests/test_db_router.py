@@ -13,11 +13,22 @@ from django.contrib.auth.models import User
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.test import Client
 from django.urls import reverse
+from django.views.decorators.http import require_GET
 
 from chats import db_router
-from chats.db_router import REPLICA, ReplicaPosition, ReplicaRouter, Route, lsn, route
+from chats.db_router import (
+    REPLICA,
+    ReplicaPosition,
+    ReplicaRouter,
+    Route,
+    lag_tolerated,
+    lsn,
+    replica_lag_tolerated,
+    route,
+)
 from chats.models import Conversation, Source
 from tests import factories
+from tests.security.permission_matrix import url_views
 
 # engines: the replica is configured per engine; CI runs this file again on SQLite.
 pytestmark = pytest.mark.engines
@@ -45,6 +56,39 @@ def test_wal_positions_order_as_postgresql_orders_them() -> None:
 )
 def test_route_of_a_lag_tolerant_read(replica: ReplicaPosition | None, written: int | None, expected: Route) -> None:
     assert route(replica, written, max_lag_seconds=5) == expected
+
+
+def test_the_views_that_declare_they_tolerate_lag_are_the_reads_of_conversations_artifacts_and_exports() -> None:
+    declared = {key for key, view in url_views() if lag_tolerated(view)}
+
+    assert declared == {
+        "chats:conversation_list",
+        "chats:thread",
+        "chats:artifact_list",
+        "chats:artifact_detail",
+        "api:conversation-list",
+        "api:conversation-detail",
+        "api:conversation-export",
+        "api:artifacts",
+        "api:artifact-detail",
+        "api:export",
+        "api:artifacts-export",
+    }
+
+
+def test_a_view_declares_it_tolerates_lag_through_its_other_decorators() -> None:
+    def inner(request: object) -> None:
+        return None
+
+    def outer(request: object) -> None:
+        return None
+
+    def undeclared(request: object) -> None:
+        return None
+
+    assert lag_tolerated(require_GET(replica_lag_tolerated(inner)))
+    assert lag_tolerated(replica_lag_tolerated(require_GET(outer)))
+    assert not lag_tolerated(require_GET(undeclared))
 
 
 def test_writes_go_to_the_primary_and_migrations_never_run_on_the_replica() -> None:

@@ -32,6 +32,7 @@ from chats.api import schema, serializers
 from chats.api.authentication import SourcePrincipal
 from chats.api.pagination import ConversationCursorPagination, FeedbackPagination
 from chats.api.permissions import CanRead, CanReadOrReview, caller_source, scope_to_caller
+from chats.db_router import replica_lag_tolerated
 from chats.filters import ConversationFilter, FeedbackFilter
 from chats.models import Conversation, Feedback, Label, Source
 from chats.selectors.artifacts import (
@@ -74,6 +75,7 @@ def _valid(serializer_class: type[Serializer[Any]], data: Any, *, partial: bool 
     return dict(serializer.validated_data)
 
 
+@replica_lag_tolerated
 @schema.conversations
 class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
     permission_classes = [CanRead]
@@ -132,6 +134,7 @@ def _artifact_filters(request: Request, query: dict[str, Any], *, artifact_id: s
     return ArtifactFilters(source=source, kind=query.get("kind") or None, artifact_id=artifact_id)
 
 
+@replica_lag_tolerated
 @schema.artifact_list
 class ArtifactListView(APIView):
     permission_classes = [CanRead]
@@ -155,6 +158,7 @@ class ArtifactListView(APIView):
         return Response(body)
 
 
+@replica_lag_tolerated
 @schema.artifact_detail
 class ArtifactDetailView(generics.GenericAPIView[Conversation]):
     permission_classes = [CanRead]
@@ -182,6 +186,7 @@ class ArtifactDetailView(generics.GenericAPIView[Conversation]):
         return Response(body)
 
 
+@replica_lag_tolerated
 @schema.artifact_export
 class ArtifactExportView(APIView):
     permission_classes = [CanRead]
@@ -271,6 +276,7 @@ class FeedbackViewSet(
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+@replica_lag_tolerated
 @schema.bulk_export
 class BulkExportView(APIView):
     permission_classes = [CanRead]

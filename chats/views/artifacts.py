@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from chats.db_router import replica_lag_tolerated
 from chats.forms import ArtifactListForm, VersionDiffForm
 from chats.selectors.artifacts import (
     ARTIFACT_SORTS,
@@ -22,6 +23,7 @@ from chats.selectors.artifacts import (
 from chats.views.common import reviewer_page
 
 
+@replica_lag_tolerated
 @require_GET
 @reviewer_page()
 def artifact_list(request: HttpRequest) -> HttpResponse:
@@ -52,6 +54,7 @@ def _pick(versions: list[PayloadVersion], prefix: str | None) -> PayloadVersion 
     return next((version for version in versions if version.digest and version.digest.startswith(prefix)), None)
 
 
+@replica_lag_tolerated
 @require_GET
 @reviewer_page()
 def artifact_detail(request: HttpRequest, artifact_id: str) -> HttpResponse:

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from chats.db_router import replica_lag_tolerated
 from chats.filters import ConversationFilter
 from chats.forms import ListPageForm, QueueForm
 from chats.models import Conversation
@@ -48,6 +49,7 @@ def _list_chips(filterset: ConversationFilter, list_query: str) -> list[dict[str
     return chips
 
 
+@replica_lag_tolerated
 @require_GET
 @reviewer_page()
 def conversation_list(request: HttpRequest) -> HttpResponse:

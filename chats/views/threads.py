@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from chats.db_router import replica_lag_tolerated
 from chats.forms import BranchForm, ThreadForm
 from chats.models import Conversation, Message
 from chats.selectors.activity import activity_read
@@ -46,6 +47,7 @@ def _thread_context(request: HttpRequest, conversation: Conversation, data: Thre
     }
 
 
+@replica_lag_tolerated
 @require_GET
 @reviewer_page()
 def thread(request: HttpRequest, uuid: str) -> HttpResponse:
