@@ -4,7 +4,7 @@ and client address.
 Ingest requests are counted in the shared cache: with Redis configured (REDIS_URL) every worker and host shares the
 counts; with the local-memory cache each worker process counts on its own, so the effective limit is multiplied by
 the number of workers. The daily byte quota is counted in the database, exact either way (see
-`ingest_quota_charge`).
+`ingest_quota_charge`, and chats/services/quotas.py, which writes the count).
 
 Sign-in is django-axes', configured in the settings' Sign-in block; its attempts are rows in the database, shared
 by every worker. Here are the hooks that make it this site's policy: who the client is (the address), which name
@@ -23,7 +23,6 @@ from typing import Any
 
 from axes.helpers import get_cool_off, get_lockout_message
 from django.conf import settings
-from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from rest_framework import exceptions, status
@@ -31,6 +30,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 from chats.models import ApiKey, ApiKeyDailyUsage
+from chats.services.quotas import api_key_daily_bytes_add
 
 # --------------------------------------------------------------------------------------------------------------
 # Ingest
@@ -59,18 +59,7 @@ class IngestRateThrottle(SimpleRateThrottle):
 # --------------------------------------------------------------------------------------------------------------
 # Ingest: bytes per API key per UTC day (MASTERBRAIN_KEY_DAILY_BYTES)
 
-# Counted in the database rather than the cache: the check and the count are one statement (an upsert whose
-# update applies only while the sum fits), so the quota is exact however many servers and workers answer, with or
-# without Redis, and it does not start again when the cache is flushed or evicts the counter. The statement runs
-# outside the ingestion's transaction (the endpoints are not atomic), so a key's concurrent requests wait for
-# each other only for its duration. A sum over the day's receipts would be exact too, but would read every
-# receipt of the day on every request, and two requests could both pass it before either is stored.
-_CHARGE = (
-    "INSERT INTO {table} AS counted (api_key_id, day, bytes_received) VALUES (%s, %s, %s) "
-    "ON CONFLICT (api_key_id, day) DO UPDATE SET bytes_received = counted.bytes_received + EXCLUDED.bytes_received"
-    "{within_quota} RETURNING bytes_received"
-)
-_WITHIN_QUOTA = " WHERE counted.bytes_received + EXCLUDED.bytes_received <= %s"
+# Counted in the database, exact however many servers and workers answer: see chats/services/quotas.py.
 
 
 class OverDailyQuota(exceptions.APIException):
@@ -101,14 +90,7 @@ def ingest_quota_charge(key: ApiKey | None, size: int) -> None:
             f"the body is {size} bytes: this key may send at most {quota} bytes a day (MASTERBRAIN_KEY_DAILY_BYTES)"
         )
     today = utc_today()
-    table = connection.ops.quote_name(ApiKeyDailyUsage._meta.db_table)
-    params: list[Any] = [key.pk, today, size]
-    if quota:
-        params.append(quota)
-    with connection.cursor() as cursor:
-        cursor.execute(_CHARGE.format(table=table, within_quota=_WITHIN_QUOTA if quota else ""), params)
-        counted = cursor.fetchone()
-    if counted is None:
+    if api_key_daily_bytes_add(key=key, day=today, size=size, quota=quota) is None:
         used = key_usage_on(key, today)
         raise exceptions.Throttled(
             wait=seconds_to_next_utc_day(),

@@ -158,6 +158,7 @@ NOT_WRITES = {
     "service jsonable": "computes",
     "service feedback_ensure_owner": "checks a permission",
     "service feedback_summary_refresh": "derived counters, refreshed inside the audited feedback services",
+    "service api_key_daily_bytes_add": "a derived counter: the bytes a key sent today, counted by the ingest throttle",
 }
 
 
