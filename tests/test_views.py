@@ -1,4 +1,4 @@
-"""The pages of chats/views.py -- sign-in, the list, the thread (in windows, and the chunks it loads), the next
+"""The pages of chats/views/ -- sign-in, the list, the thread (in windows, and the chunks it loads), the next
 unreviewed conversation and the dashboard: who may see each, what it shows, and how many queries it takes (the same
 with 1 row or many). Feedback, review status and the branch switch are in tests/test_views_feedback.py, the artifact
 pages in tests/test_views_artifacts.py."""
