@@ -1,5 +1,5 @@
-"""The artifact pages of chats/views/artifacts.py (/artifacts/ and /artifacts/<id>/). Documents go in through the ingest API, as
-in production. (The dashboard's policy figures: tests/selectors/test_dashboard.py.)"""
+"""The artifact pages of chats/views/artifacts.py (/artifacts/ and /artifacts/<id>/). Documents go in through the
+ingest API, as in production. (The dashboard's policy figures: tests/selectors/test_dashboard.py.)"""
 
 from __future__ import annotations
 
