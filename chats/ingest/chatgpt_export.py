@@ -168,6 +168,7 @@ class _Parser:
         if found is None:
             return None
         author, role = found
+        name, author_metadata = author.get("name"), author.get("metadata")
 
         content = body.get("content")
         parts, reasoning = content_object_parts(content, f"{path}/content", issues)
@@ -180,13 +181,13 @@ class _Parser:
             input_id=node_id,
             role=role,
             parent_key=parent_key,
-            name=author["name"] if isinstance(author.get("name"), str) else "",
+            name=name if isinstance(name, str) else "",
             parts=parts,
             content_is_null=content is None,
             content_is_string=False,
             text=render_text(parts),
             reasoning=reasoning,
-            author_metadata=author["metadata"] if isinstance(author.get("metadata"), dict) else {},
+            author_metadata=author_metadata if isinstance(author_metadata, dict) else {},
             created_at=parse_timestamp(body.get("create_time"), f"{path}/create_time", issues),
             hidden=body.get("weight") == 0 or bool(metadata.get("is_visually_hidden_from_conversation")),
             recipient=recipient,
