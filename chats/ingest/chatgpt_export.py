@@ -356,7 +356,7 @@ def _last_model_slug(messages: list[Message]) -> str:
 # --- message_feedback.json ----------------------------------------------------------------------------------
 
 
-def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> list[Issue]:
+def apply_message_feedback(conversations: list[Conversation], feedback: object) -> list[Issue]:
     """Attach the thumbs of a ``message_feedback.json`` list to the conversations they name; return warnings.
 
     Paths in the warnings point into the feedback list.
@@ -398,7 +398,7 @@ def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> 
     return warnings
 
 
-def _feedback_comment(content: Any) -> str:
+def _feedback_comment(content: object) -> str:
     """The free text of a thumbs entry, whose ``content`` is often a JSON string ``{"text", "tags"}``."""
     decoded = content
     if isinstance(content, str) and content.lstrip().startswith("{"):
