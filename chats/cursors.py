@@ -11,12 +11,12 @@ rotating the secret key or a changed sort order must not turn an old cursor into
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from django.core import signing
 
 from chats.errors import InvalidInput
 from chats.integers import parse_int
+from chats.json_types import JSONArray
 
 # A real cursor is under 200 characters; anything much longer is not one of ours and is refused unread.
 MAX_CURSOR_CHARS = 512
@@ -30,12 +30,12 @@ def _signer(kind: str) -> signing.Signer:
     return signing.Signer(salt=f"chats.cursors.{kind}", sep=".")
 
 
-def encode(kind: str, values: list[Any]) -> str:
+def encode(kind: str, values: JSONArray) -> str:
     """A signed cursor for the list ``kind`` holding ``values`` (JSON scalars)."""
     return _signer(kind).sign_object(values)
 
 
-def decode(text: object, kind: str) -> list[Any] | None:
+def decode(text: object, kind: str) -> JSONArray | None:
     """The values of a cursor `encode` gave out for ``kind``; None for anything else (not a string, too long, not
     ASCII, a bad signature, not a list)."""
     if not isinstance(text, str) or not text or len(text) > MAX_CURSOR_CHARS or not text.isascii():
@@ -47,7 +47,7 @@ def decode(text: object, kind: str) -> list[Any] | None:
     return values if isinstance(values, list) else None
 
 
-def require(text: object, kind: str, *, name: str = "cursor") -> list[Any]:
+def require(text: object, kind: str, *, name: str = "cursor") -> JSONArray:
     """`decode`, raising `InvalidInput` that names the query parameter."""
     values = decode(text, kind)
     if values is None:
@@ -55,12 +55,12 @@ def require(text: object, kind: str, *, name: str = "cursor") -> list[Any]:
     return values
 
 
-def row_id(value: Any) -> int | None:
+def row_id(value: object) -> int | None:
     """A row id from a cursor: an integer (or ASCII digits) inside a bigint's positive range."""
     return parse_int(value, minimum=1, maximum=MAX_ID)
 
 
-def moment(value: Any) -> dt.datetime | None:
+def moment(value: object) -> dt.datetime | None:
     """An instant from a cursor: an ISO 8601 text with an offset, that is a real instant in UTC."""
     if not isinstance(value, str) or len(value) > 40:
         return None

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from django.conf import settings
 from django.core.cache import cache
@@ -144,7 +144,7 @@ class ReplicaRouter:
     """settings.DATABASE_ROUTERS: reads as ``ReadRoutingMiddleware`` decided for the request, writes to the primary,
     migrations never on the replica."""
 
-    def db_for_read(self, model: type[Model], **hints: Any) -> str:
+    def db_for_read(self, model: type[Model], **hints: object) -> str:
         state = _current.get()
         if (
             state is None
@@ -155,16 +155,16 @@ class ReplicaRouter:
             return DEFAULT_DB_ALIAS
         return state.read_alias
 
-    def db_for_write(self, model: type[Model], **hints: Any) -> str:
+    def db_for_write(self, model: type[Model], **hints: object) -> str:
         state = _current.get()
         if state is not None and model._meta.label_lower in REPLICA_MODELS:
             state.wrote = True
         return DEFAULT_DB_ALIAS
 
-    def allow_relation(self, obj1: Model, obj2: Model, **hints: Any) -> bool:
+    def allow_relation(self, obj1: Model, obj2: Model, **hints: object) -> bool:
         return True  # the replica holds the primary's rows: an object read from either relates to any other
 
-    def allow_migrate(self, db: str, app_label: str, model_name: str | None = None, **hints: Any) -> bool:
+    def allow_migrate(self, db: str, app_label: str, model_name: str | None = None, **hints: object) -> bool:
         return db != REPLICA
 
 
@@ -214,7 +214,7 @@ def _remember_write(reader: str) -> None:
     cache.set(reader, lsn(position), timeout=settings.MASTERBRAIN_REPLICA_STICKY_SECONDS)
 
 
-def _within(state: _Routing, chunks: Iterable[Any]) -> Iterator[Any]:
+def _within[T](state: _Routing, chunks: Iterable[T]) -> Iterator[T]:
     """A streamed body, each chunk produced under its request's routing (the body is read after the view)."""
     iterator = iter(chunks)
     while True:
@@ -251,7 +251,11 @@ class ReadRoutingMiddleware:
         return response
 
     def process_view(
-        self, request: HttpRequest, view: Callable[..., HttpResponse], args: Any, kwargs: Any
+        self,
+        request: HttpRequest,
+        view: Callable[..., HttpResponse],
+        args: tuple[object, ...],
+        kwargs: dict[str, object],
     ) -> HttpResponse | None:
         state = _current.get()
         if (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -66,18 +66,18 @@ class FieldChange:
         return shown(self.new)
 
 
-def shown(value: Any) -> str:
+def shown(value: object) -> str:
     """A value as a reader sees it in a diff: texts as they are, anything else as compact JSON."""
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _is_long_text(value: Any) -> bool:
+def _is_long_text(value: object) -> bool:
     return isinstance(value, str) and (len(value) > LONG_TEXT_CHARS or "\n" in value)
 
 
-def _walk(before: dict[str, Any], after: dict[str, Any], prefix: str, depth: int) -> Iterator[FieldChange]:
+def _walk(before: Mapping[str, object], after: Mapping[str, object], prefix: str, depth: int) -> Iterator[FieldChange]:
     for key in sorted(before.keys() | after.keys(), key=str):
         path = f"{prefix}{key}"
         if key not in after:
@@ -98,10 +98,10 @@ def _walk(before: dict[str, Any], after: dict[str, Any], prefix: str, depth: int
             yield FieldChange(path, Change.CHANGED, old=old, new=new)
 
 
-def field_changes(before: Any, after: Any) -> list[FieldChange]:
+def field_changes(before: object, after: object) -> list[FieldChange]:
     """What changed from ``before`` to ``after``, field by field: added, removed and changed values, nested objects
     key by key (dotted paths), long texts with their line diff. A side that is not an object (None for a row
     created or deleted, or any other JSON value) is compared as one value named "value", unless it is None."""
-    old = before if isinstance(before, dict) else ({} if before is None else {"value": before})
-    new = after if isinstance(after, dict) else ({} if after is None else {"value": after})
+    old: Mapping[str, object] = before if isinstance(before, dict) else ({} if before is None else {"value": before})
+    new: Mapping[str, object] = after if isinstance(after, dict) else ({} if after is None else {"value": after})
     return list(_walk(old, new, "", 1))

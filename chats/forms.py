@@ -3,8 +3,10 @@ for hundreds of messages); these forms only validate."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlencode
+from uuid import UUID
 
 from axes.helpers import get_lockout_message
 from django import forms
@@ -12,9 +14,11 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.forms import BaseFormSet
 
 from chats.form_fields import IntegerFormField
 from chats.integers import parse_int
+from chats.json_types import JSONObject
 from chats.models import (
     MAX_LEASE_MINUTES,
     MAX_REVIEWS_PER_ITEM,
@@ -79,7 +83,7 @@ class QueueForm(forms.Form):
 
     from_ = forms.UUIDField(required=False)
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Mapping[str, str]) -> None:
         super().__init__({"from_": data.get("from", "")})
 
 
@@ -223,18 +227,18 @@ class RubricQuestionForm(forms.Form):
             labels[str(number)] = name.strip()
         return labels
 
-    def question(self) -> dict[str, Any] | None:
+    def question(self) -> JSONObject | None:
         data = self.cleaned_data
         if not data.get("key") and not data.get("prompt"):
             return None
-        question: dict[str, Any] = {
+        question: JSONObject = {
             "key": data["key"].strip(),
             "prompt": data["prompt"].strip(),
             "type": data["type"],
             "target": data["target"],
         }
         if data["type"] in ("categorical", "multi_label"):
-            question["options"] = _lines(data["options"])
+            question["options"] = [*_lines(data["options"])]
         elif data["type"] == "ordinal":
             question["scale"] = {"min": data.get("scale_min"), "max": data.get("scale_max"), "labels": data["labels"]}
         return question
@@ -259,7 +263,7 @@ class RubricQuestionForm(forms.Form):
 RubricFormSet = forms.formset_factory(RubricQuestionForm, extra=2, max_num=50, absolute_max=60)
 
 
-def rubric_questions(formset: Any) -> list[dict[str, Any]]:
+def rubric_questions(formset: BaseFormSet[RubricQuestionForm]) -> list[JSONObject]:
     """The questions of a valid RubricFormSet, blank rows left out."""
     return [question for form in formset.forms if form.is_valid() and (question := form.question()) is not None]
 
@@ -328,7 +332,7 @@ class UUIDListField(forms.Field):
 
     widget = forms.MultipleHiddenInput
 
-    def to_python(self, value: Any) -> list[Any]:
+    def to_python(self, value: Iterable[object] | None) -> list[UUID]:
         return [forms.UUIDField().clean(each) for each in value or []]
 
 
@@ -349,9 +353,9 @@ class _LockoutExplained:
 
     request: Any
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         try:
-            cleaned: dict[str, Any] = super().clean()  # type: ignore[misc]
+            cleaned: dict[str, object] = super().clean()  # type: ignore[misc]
         except ValidationError:
             if getattr(self.request, "axes_locked_out", False):
                 raise ValidationError(get_lockout_message(), code="throttled") from None

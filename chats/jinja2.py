@@ -26,6 +26,7 @@ from django.utils.text import slugify as django_slugify
 
 from chats import remote_media, rendering
 from chats.db_router import reads_from_primary_fallback
+from chats.json_types import JSON, JSONArray, JSONMapping, JSONObject
 from chats.roles import request_roles
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class Template(jinja2.Template):
 # Django's filters, as the Django engine applies them
 
 
-def date(value: Any, format_string: str = "DATE_FORMAT") -> str:
+def date(value: object, format_string: str = "DATE_FORMAT") -> str:
     """Django's ``date`` filter: Django's formatter, in the current time zone as the Django engine shows datetimes.
 
     A named format ("DATE_FORMAT", ...) is looked up as the filter does; a literal one goes straight to the
@@ -66,7 +67,7 @@ def date(value: Any, format_string: str = "DATE_FORMAT") -> str:
         return ""
 
 
-def slugify(value: Any) -> str:
+def slugify(value: object) -> str:
     """Django's ``slugify``; a role name that is a slug already ("assistant", "tool") is returned without its
     Unicode normalization and regular expressions, once per message."""
     text = str(value)
@@ -84,17 +85,18 @@ def markdown(text: str | None) -> SafeString:
     return rendering.render_markdown(text or "")
 
 
-def as_json_or_none(text: str) -> Any:
+def as_json_or_none(text: str) -> JSONObject | JSONArray | None:
     """Decoded JSON for a tool result that is a JSON object or array (shown pretty-printed), else None."""
-    return rendering.json_or_none(text or "")
+    value: JSONObject | JSONArray | None = rendering.json_or_none(text or "")
+    return value
 
 
-def image_source(url: Any) -> remote_media.MediaSource:
+def image_source(url: object) -> remote_media.MediaSource:
     """What an image part's URL shows as: an <img>, a placeholder naming its host, or a note (remote_media)."""
     return remote_media.media_source(url, "image")
 
 
-def audio_source(part: dict[str, Any]) -> remote_media.MediaSource:
+def audio_source(part: JSONMapping) -> remote_media.MediaSource:
     """An audio part's URL, or its base64 data as a data: URI, decided as image_source decides an image."""
     url = part.get("url")
     if isinstance(url, str):
@@ -132,12 +134,12 @@ def size_text(text: str) -> str:
 FLATTEN_DEPTH = 32
 
 
-def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+def flatten(value: object, prefix: str = "") -> list[tuple[str, str]]:
     """A nested JSON object as (dotted path, leaf value) rows, for a readable record table. Below FLATTEN_DEPTH
     levels a value is shown whole, as JSON: a record is a form's fields, not an arbitrarily deep tree."""
-    rows: list[tuple[str, Any]] = []
+    rows: list[tuple[str, str]] = []
 
-    def walk(node: Any, path: str, depth: int) -> None:
+    def walk(node: object, path: str, depth: int) -> None:
         if depth < FLATTEN_DEPTH and isinstance(node, dict) and node:
             for key, child in node.items():
                 walk(child, f"{path}.{key}" if path else str(key), depth + 1)
@@ -172,9 +174,9 @@ def artifact_markdown(artifact: InjectedArtifact) -> str:
     return ""
 
 
-def artifact_data(artifact: InjectedArtifact) -> Any:
+def artifact_data(artifact: InjectedArtifact) -> JSON:
     """What a record table shows: the record's ``data`` when it has one, else the whole payload."""
-    payload = artifact.payload
+    payload: JSON = artifact.payload
     if isinstance(payload, dict) and isinstance(payload.get("data"), dict):
         return payload["data"]
     return payload
@@ -184,12 +186,12 @@ def artifact_data(artifact: InjectedArtifact) -> Any:
 # Globals
 
 
-def url(viewname: str, *args: Any, **kwargs: Any) -> str:
+def url(viewname: str, *args: object, **kwargs: object) -> str:
     """Django's ``{% url %}``: a view's path from its name and arguments."""
     return reverse(viewname, args=args or None, kwargs=kwargs or None)
 
 
-def qs_join(base: str, **extra: Any) -> str:
+def qs_join(base: str, **extra: object) -> str:
     """A query string (with its "?") of ``base`` and the ``extra`` parameters that have a value; "" for none."""
     pairs = [(k, v) for k, v in extra.items() if v not in ("", None)]
     tail = urlencode(pairs)

@@ -18,10 +18,10 @@ only when that form is storable itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from chats import jsonio
 from chats.errors import InvalidInput
+from chats.json_types import JSON
 
 # Containers inside containers. A real document stays far below; the strict decoder (chats.jsonio) refuses what is
 # much deeper, and every reader of stored JSON walks it without recursing, so a value this deep is stored whole.
@@ -40,7 +40,7 @@ class Unstorable:
         return {"path": self.pointer, "message": self.reason}
 
 
-def pointer_token(token: Any) -> str:
+def pointer_token(token: object) -> str:
     """One reference token of a JSON pointer (RFC 6901), itself storable: what a key cannot hold is escaped."""
     shown = str(token).replace("\x00", "\\u0000").encode(errors="backslashreplace").decode()
     return shown.replace("~", "~0").replace("/", "~1")
@@ -58,7 +58,7 @@ def text_reason(text: str) -> str | None:
 
 
 def unstorable(
-    value: Any, pointer: str = "", *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_TEXT_CHARS
+    value: object, pointer: str = "", *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_TEXT_CHARS
 ) -> Unstorable | None:
     """The first value (in document order) that cannot be stored, with its pointer; None when all can.
 
@@ -67,7 +67,7 @@ def unstorable(
     are not.
     """
     # A stack of (value, pointer, depth); children are pushed in reverse so that the first offender is reported.
-    stack: list[tuple[Any, str, int]] = [(value, pointer, 0)]
+    stack: list[tuple[object, str, int]] = [(value, pointer, 0)]
     while stack:
         item, path, depth = stack.pop()
         if isinstance(item, str):
@@ -101,7 +101,7 @@ def _text_unstorable(text: str, path: str, max_chars: int, what: str = "") -> Un
     return Unstorable(path, f"the key {reason}" if what == "key" else reason)
 
 
-def check(value: Any, field: str = "", **limits: int) -> None:
+def check(value: object, field: str = "", **limits: int) -> None:
     """Raise `InvalidInput` naming the pointer (under ``field``, itself a JSON pointer such as ``/answers``) of the
     first value that cannot be stored."""
     found = unstorable(value, field, **limits)
@@ -109,7 +109,7 @@ def check(value: Any, field: str = "", **limits: int) -> None:
         raise InvalidInput([found.as_error()])
 
 
-def parsed_if_storable(text: str) -> Any | None:
+def parsed_if_storable(text: str) -> JSON:
     """JSON held inside text (a tool call's arguments): its parsed value when it is valid strict JSON and storable
     as jsonb, else None. The text itself is kept as received either way; only its parsed form is dropped."""
     try:

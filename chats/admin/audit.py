@@ -6,7 +6,6 @@ only verify_audit writes, are read-only too."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -38,7 +37,7 @@ _UUID_LISTS = {
 }
 
 
-def _uuid(value: Any) -> uuid.UUID | None:
+def _uuid(value: object) -> uuid.UUID | None:
     try:
         return uuid.UUID(str(value))
     except ValueError:
@@ -111,7 +110,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
         return super().get_queryset(request).select_related("actor")
 
-    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, object] | None = None) -> HttpResponse:
         context = {**(extra_context or {}), "chain_verification": audit_chain_last_verification()}
         return super().changelist_view(request, extra_context=context)
 

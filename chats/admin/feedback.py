@@ -3,7 +3,7 @@ the services, which audit it; the labels given in feedback are read-only."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from django import forms
 from django.contrib import admin
@@ -19,7 +19,7 @@ from chats.services.labels import label_create, label_delete, label_update
 
 
 @admin.register(Label)
-class LabelAdmin(AuditedModelAdmin):
+class LabelAdmin(AuditedModelAdmin[Label]):
     """Labels are created, changed and deleted by the services, which audit each (a label in use is protected)."""
 
     list_display = ["name", "description", "created_at"]
@@ -27,7 +27,7 @@ class LabelAdmin(AuditedModelAdmin):
     fields = ["name", "description", "created_at"]
     readonly_fields = ["created_at"]
 
-    def save_model(self, request: HttpRequest, obj: Label, form: Any, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Label, form: forms.ModelForm[Label], change: bool) -> None:
         if change:
             stored = Label.objects.select_for_update().get(pk=obj.pk)
             label_update(label=stored, name=obj.name, description=obj.description, actor=request.user)
@@ -51,7 +51,7 @@ class FeedbackChangeForm(forms.ModelForm[Feedback]):
 
 
 @admin.register(Feedback)
-class FeedbackAdmin(AuditedModelAdmin):
+class FeedbackAdmin(AuditedModelAdmin[Feedback]):
     """Viewable by whoever may view feedback; changed or deleted here only by superusers (reviewers use the
     review pages), and each change is audited and refreshes the conversation's summary."""
 
@@ -96,17 +96,17 @@ class FeedbackAdmin(AuditedModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Feedback | None = None) -> bool:
         return request.user.is_superuser
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Feedback | None = None) -> bool:
         return request.user.is_superuser
 
     @admin.display(description="labels")
     def label_names(self, obj: Feedback) -> str:
         return ", ".join(label.name for label in obj.labels.order_by("name")) or "-"
 
-    def save_model(self, request: HttpRequest, obj: Feedback, form: Any, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Feedback, form: forms.ModelForm[Feedback], change: bool) -> None:
         assert isinstance(request.user, User)  # the admin site lets only signed-in staff this far
         stored = Feedback.objects.select_related("message", "conversation").get(pk=obj.pk)
         feedback_update(
@@ -122,7 +122,9 @@ class FeedbackAdmin(AuditedModelAdmin):
         assert isinstance(request.user, User)
         feedback_delete(actor=request.user, feedback=obj)
 
-    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, set[str], Any]:
+    def get_deleted_objects(
+        self, objs: Sequence[Feedback] | QuerySet[Feedback], request: HttpRequest
+    ) -> tuple[list[str], dict[str, int], set[str], list[str]]:
         # Its label rows go with the feedback; that they are read-only on their own does not stop this.
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
         perms_needed.discard(str(FeedbackLabel._meta.verbose_name))

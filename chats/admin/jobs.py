@@ -3,8 +3,6 @@ runs of queue rules. They change only through their services and tasks."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.db.models.functions import Length
@@ -37,7 +35,7 @@ class ExportJobPartAdmin(ReadOnlyAdmin):
         return queryset.defer("data").annotate(stored=Length("data"))
 
     @admin.display(description="bytes", ordering="stored")
-    def stored_bytes(self, obj: Any) -> int:
+    def stored_bytes(self, obj: ExportJobPart) -> int:
         return int(getattr(obj, "stored", 0))
 
 

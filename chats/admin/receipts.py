@@ -122,9 +122,14 @@ class IngestionReceiptAdmin(ReadOnlyAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[IngestionReceipt]:
         return super().get_queryset(request).select_related("source", "api_key", "conversation")
 
-    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> IngestionReceipt | None:
         # The change page shows the payload: read in the receipt's query (the list never reads payloads).
-        return _get(self.get_queryset(request).select_related("payload"), object_id, from_field)
+        receipt: IngestionReceipt | None = _get(
+            self.get_queryset(request).select_related("payload"), object_id, from_field
+        )
+        return receipt
 
     def get_urls(self) -> list[URLPattern]:
         download = path(
@@ -209,10 +214,11 @@ class ReceiptPayloadAdmin(ReadOnlyAdmin):
         queryset: QuerySet[ReceiptPayload] = super().get_queryset(request)
         return queryset.defer("compressed").annotate(stored=Length("compressed"))
 
-    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> ReceiptPayload | None:
         # The change page shows the content: read in the payload's query.
         queryset = ReceiptPayload.objects.annotate(stored=Length("compressed"))
-        return _get(queryset, object_id, from_field)
+        payload: ReceiptPayload | None = _get(queryset, object_id, from_field)
+        return payload
 
     @admin.display(description="stored (compressed) bytes", ordering="stored")
     def stored_bytes(self, obj: ReceiptPayload) -> int:

@@ -3,8 +3,6 @@ audited service. (django-axes' own admin is off: AXES_ENABLE_ADMIN.)"""
 
 from __future__ import annotations
 
-from typing import Any
-
 from axes.helpers import get_cool_off
 from axes.models import AccessAttempt
 from django.conf import settings
@@ -28,20 +26,20 @@ class AccessAttemptAdmin(ReadOnlyAdmin):
     ordering = ["-attempt_time"]
     actions = ["unlock"]
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AccessAttempt]:
         # The failures that count now for the row's name and address, as django-axes sums them: one query.
         cool_off = get_cool_off(request)
         recent = Q(attempt_time__gte=timezone.now() - cool_off) if cool_off is not None else Q()
         failures = Window(Sum("failures_since_start", filter=recent), partition_by=[F("username"), F("ip_address")])
-        queryset: QuerySet[Any] = super().get_queryset(request).annotate(recent_failures=failures)
+        queryset: QuerySet[AccessAttempt] = super().get_queryset(request).annotate(recent_failures=failures)
         return queryset
 
     @admin.display(description="locked", boolean=True)
-    def locked(self, obj: Any) -> bool:
+    def locked(self, obj: AccessAttempt) -> bool:
         return bool((obj.recent_failures or 0) >= settings.AXES_FAILURE_LIMIT)
 
     @admin.action(description="Unlock the selected user names from their addresses", permissions=["unlock"])
-    def unlock(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+    def unlock(self, request: HttpRequest, queryset: QuerySet[AccessAttempt]) -> None:
         pairs = {(name or "", address) for name, address in queryset.values_list("username", "ip_address")}
         for name, address in pairs:
             signin_unlock(username=name, ip_address=address, actor=request.user)

@@ -4,7 +4,6 @@ source's page (shown once) and revoked from the key list, never edited or delete
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -43,7 +42,7 @@ class CreateApiKeyForm(forms.Form):
 
 
 @admin.register(Source)
-class SourceAdmin(AuditedModelAdmin):
+class SourceAdmin(AuditedModelAdmin[Source]):
     list_display = ["name", "is_active", "created_at", "queued", "oldest_queued"]
     list_filter = ["is_active"]
     search_fields = ["name"]
@@ -72,11 +71,11 @@ class SourceAdmin(AuditedModelAdmin):
         oldest = getattr(obj, "oldest_queued_at", None)
         return timesince(oldest) if oldest is not None else self.get_empty_value_display()
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_readonly_fields(self, request: HttpRequest, obj: Source | None = None) -> list[str]:
         # A source is known by its name (create_source, the audit trail's "source:<name>"): set once.
         return [*self.readonly_fields, "name"] if obj is not None else list(self.readonly_fields)
 
-    def save_model(self, request: HttpRequest, obj: Source, form: Any, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Source, form: forms.ModelForm[Source], change: bool) -> None:
         # Sources are written by the services, which audit every change (a deletion is audited by the base class).
         with transaction.atomic():
             if change:

@@ -3,7 +3,7 @@ changed, never their hash)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminPasswordChangeForm
@@ -17,12 +17,15 @@ from chats.admin.base import AuditedModelAdmin
 from chats.services.audit import audited
 from chats.services.people import ROLES, person_roles_of, person_roles_set
 
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldsetSpec
+
 admin.site.unregister(User)
 admin.site.unregister(Group)
 
 
 @admin.register(User)
-class AuditedUserAdmin(AuditedModelAdmin, UserAdmin[User]):
+class AuditedUserAdmin(AuditedModelAdmin[User], UserAdmin[User]):
     """Users as Django manages them; adding, changing (flags, groups, permissions), deleting a user and setting
     their password are each audited (a password only as changed, never its hash). The list and the page show each
     person's roles; the actions give the selected people exactly one role (chats.services.people, audited as the
@@ -34,10 +37,10 @@ class AuditedUserAdmin(AuditedModelAdmin, UserAdmin[User]):
     def get_queryset(self, request: HttpRequest) -> QuerySet[User]:
         return super().get_queryset(request).prefetch_related("groups")  # the roles column: one query a page
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+    def get_readonly_fields(self, request: HttpRequest, obj: User | None = None) -> tuple[str, ...]:
         return (*super().get_readonly_fields(request, obj), "roles")
 
-    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+    def get_fieldsets(self, request: HttpRequest, obj: User | None = None) -> _FieldsetSpec:
         fieldsets = super().get_fieldsets(request, obj)
         if obj is None:
             return fieldsets
@@ -83,14 +86,14 @@ class AuditedUserAdmin(AuditedModelAdmin, UserAdmin[User]):
 
 
 @admin.register(Group)
-class AuditedGroupAdmin(AuditedModelAdmin, GroupAdmin):
+class AuditedGroupAdmin(AuditedModelAdmin[Group], GroupAdmin):
     """Groups are the roles (Reviewers, Auditors); a change to one's permissions is audited."""
 
 
 class AuditedPasswordChangeForm(AdminPasswordChangeForm):
     """The admin's own "change password" page: the change is audited, with the person as actor."""
 
-    def save(self, commit: bool = True) -> Any:
+    def save(self, commit: bool = True) -> User:
         stored = User.objects.get(pk=self.user.pk)
         with audited(stored, actor=stored):
             user = super().save(commit=commit)

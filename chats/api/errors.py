@@ -7,7 +7,7 @@ propagate from the services and selectors.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
@@ -20,7 +20,7 @@ from chats.errors import DomainError
 from chats.middleware import api_error_body
 
 
-def error_list(detail: Any, path: str = "") -> list[dict[str, str]]:
+def error_list(detail: object, path: str = "") -> list[dict[str, str]]:
     """Flatten DRF's nested error details into a list of {path, message} with JSON pointers."""
     if isinstance(detail, dict):
         if set(detail) == {"errors"} and isinstance(detail["errors"], list):
@@ -44,21 +44,21 @@ def error_list(detail: Any, path: str = "") -> list[dict[str, str]]:
     return [{"path": path, "message": str(detail)}]
 
 
-def _printable(text: Any) -> str:
+def _printable(text: object) -> str:
     """An error's path or message as text any response can carry: a message may quote what the client sent, and
     a lone surrogate or a NUL in it would fail the JSON renderer (a 500 for a 400)."""
     return str(text).replace("\x00", "\\u0000").encode(errors="backslashreplace").decode()
 
 
-def printable_errors(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
+def printable_errors(errors: Sequence[Mapping[str, object]]) -> list[dict[str, str]]:
     return [{key: _printable(value) for key, value in error.items()} for error in errors]
 
 
-def errors_response(errors: list[dict[str, str]], status: int, **extra: Any) -> Response:
+def errors_response(errors: list[dict[str, str]], status: int, **extra: object) -> Response:
     return Response({"errors": printable_errors(errors), **extra}, status=status)
 
 
-def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+def exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     if isinstance(exc, DomainError):
         set_rollback()  # as DRF does for its own: nothing of a refused request is kept
         return errors_response(exc.errors, exc.status_code)

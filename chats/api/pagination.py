@@ -4,21 +4,23 @@ lists (feedback, export jobs, a queue's items) by DRF's cursor on their ordering
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from django.db.models import DateTimeField, Field, IntegerField, QuerySet
+from django.db.models import DateTimeField, Field, IntegerField, Model, QuerySet
 from django.db.models.fields import AutoFieldMixin
 from rest_framework import serializers
 from rest_framework.pagination import BasePagination, Cursor, CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
+from rest_framework.views import APIView
 
 from chats import cursors
 from chats.api.fields import IntegerSerializerField
 from chats.cursors import NOT_A_CURSOR
 from chats.errors import InvalidInput
 from chats.integers import parse_int, require_int
+from chats.json_types import JSONObject
 from chats.models import Conversation
 from chats.selectors.conversations import PAGE_SIZE, Page, conversation_page, decode_cursor
 from chats.storable import unstorable
@@ -49,7 +51,7 @@ class ConversationCursorPagination(BasePagination):
     page: Page
 
     def paginate_queryset(  # type: ignore[override]  # it pages conversations only
-        self, queryset: QuerySet[Conversation], request: Request, view: Any = None
+        self, queryset: QuerySet[Conversation], request: Request, view: APIView | None = None
     ) -> list[Conversation]:
         query = PageQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -69,7 +71,7 @@ class ConversationCursorPagination(BasePagination):
         url = self.request.build_absolute_uri()
         return replace_query_param(url, self.cursor_query_param, f"{direction}.{token}")
 
-    def get_paginated_response(self, data: Any) -> Response:
+    def get_paginated_response(self, data: object) -> Response:
         return Response(
             {
                 "next": self._link(self.page.next_cursor, "n"),
@@ -78,7 +80,7 @@ class ConversationCursorPagination(BasePagination):
             }
         )
 
-    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+    def get_paginated_response_schema(self, schema: JSONObject) -> JSONObject:
         return {
             "type": "object",
             "required": ["next", "previous", "results"],
@@ -89,7 +91,7 @@ class ConversationCursorPagination(BasePagination):
             },
         }
 
-    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+    def get_schema_operation_parameters(self, view: APIView) -> list[JSONObject]:
         return [
             {
                 "name": self.cursor_query_param,
@@ -118,9 +120,10 @@ class SignedCursorPagination(CursorPagination):
     _position_field: Field[Any, Any] | None = None
 
     def paginate_queryset(  # type: ignore[override]  # it pages querysets only
-        self, queryset: QuerySet[Any], request: Request, view: Any = None
-    ) -> list[Any] | None:
-        ordering = self.get_ordering(request, queryset, view)
+        self, queryset: QuerySet[Model], request: Request, view: APIView | None = None
+    ) -> list[Model] | None:
+        # DRF reads the view with getattr (None has no ordering filters); the stubs ask for a view.
+        ordering = self.get_ordering(request, queryset, view)  # type: ignore[arg-type]
         self._position_field = queryset.model._meta.get_field(ordering[0].lstrip("-"))
         return super().paginate_queryset(queryset, request, view)
 
@@ -146,10 +149,11 @@ class SignedCursorPagination(CursorPagination):
             offset = parse_int(values[0], minimum=0, maximum=self.offset_cutoff)
             reverse, position = values[1], values[2]
             if offset is not None and isinstance(reverse, bool) and self._position_fits(position):
-                return Cursor(offset=offset, reverse=reverse, position=position)
+                # The stubs type the position as an int; DRF's own is the ordering field's value as text.
+                return Cursor(offset=offset, reverse=reverse, position=cast("int | None", position))
         raise InvalidInput([{"path": f"/{self.cursor_query_param}", "message": cursors.NOT_A_CURSOR}])
 
-    def _position_fits(self, position: Any) -> bool:
+    def _position_fits(self, position: object) -> bool:
         """Whether ``position`` can be compared with the ordering field (signed, but written under another
         ordering or another key: never a query error)."""
         if position is None:

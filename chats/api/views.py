@@ -10,10 +10,11 @@ takes and answers is documented in `chats.api.schema`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.urls import reverse
@@ -53,17 +54,18 @@ from chats.selectors.feedback import feedback_list, feedback_target, labels_name
 from chats.selectors.threads import WINDOW_SIZE
 from chats.services import exports as export_services
 from chats.services import feedback as feedback_services
+from chats.services.audit import Actor
 from chats.services.reads import conversation_detail_open
 
 
-def _person(request: Request) -> Any:
+def _person(request: Request) -> User:
     """The signed-in person (the permissions let only reviewers reach the writes)."""
     user = request.user
-    assert isinstance(user, AbstractBaseUser)
+    assert isinstance(user, User)
     return user
 
 
-def _caller(request: Request) -> Any:
+def _caller(request: Request) -> Actor:
     """Who is behind a request, for the audit trail: a user, or a source acting by its key."""
     return request.user
 
@@ -93,13 +95,13 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
         # The filters choose which conversations a list holds; they never hide the one a detail URL names.
         return super().filter_queryset(queryset) if self.action == "list" else queryset
 
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         response = super().list(request, *args, **kwargs)
         waiting = not_indexed_count(scope_to_caller(request, Conversation.objects.all()))
         response[schema.NOT_INDEXED_HEADER] = f"{waiting.count}+" if waiting.more else str(waiting.count)
         return response
 
-    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
         query = _valid(serializers.BranchQuery, request.query_params)
         conversation = self.get_object()
         window = None
@@ -118,7 +120,7 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
         return response
 
 
-def _artifact_filters(request: Request, query: dict[str, Any], *, artifact_id: str | None = None) -> ArtifactFilters:
+def _artifact_filters(request: Request, query: Mapping[str, str], *, artifact_id: str | None = None) -> ArtifactFilters:
     """The artifact filters of a query, within what the caller may see: a source's key sees its own source only,
     and another source's name answers exactly as a name that does not exist."""
     user = request.user
@@ -237,7 +239,7 @@ class FeedbackViewSet(
         fresh = self.get_queryset().get(pk=feedback.pk)
         return Response(serializers.FeedbackSerializer(fresh).data, status=code)
 
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
         values = _valid(serializers.FeedbackCreateSerializer, request.data)
         conversation, message = feedback_target(
             scope_to_caller(request, Conversation.objects.all()),
@@ -255,7 +257,7 @@ class FeedbackViewSet(
         )
         return self._answer(feedback, status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def update(self, request: Request, *args: object, **kwargs: object) -> Response:
         feedback = self.get_object()
         values = _valid(serializers.FeedbackUpdateSerializer, request.data, partial=True)
         # Before the body's labels are read: someone else's feedback is refused whatever the request says.
@@ -271,7 +273,7 @@ class FeedbackViewSet(
         )
         return self._answer(feedback, status.HTTP_200_OK)
 
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
         feedback_services.feedback_delete(actor=_person(request), feedback=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+from chats.json_types import JSONArray, JSONObject
+
 TOPICS = [
     (
         "PCR",
@@ -82,8 +84,8 @@ def _protocol_id(rng: random.Random, malformed: bool = False) -> str:
     return f"airalogy.id.lab.{lab}.project.{project}.protocol.{name}.v.0.{rng.randint(0, 3)}.{rng.randint(0, 9)}"
 
 
-def _json_blob(rng: random.Random, size: int) -> dict[str, Any]:
-    rows: list[dict[str, Any]] = []
+def _json_blob(rng: random.Random, size: int) -> JSONObject:
+    rows: JSONArray = []
     while len(json.dumps(rows)) < size:
         rows.append(
             {
@@ -95,7 +97,7 @@ def _json_blob(rng: random.Random, size: int) -> dict[str, Any]:
     return {"search_result": rows}
 
 
-def _protocol_item(rng: random.Random, protocol_id: str, size: int) -> dict[str, Any]:
+def _protocol_item(rng: random.Random, protocol_id: str, size: int) -> JSONObject:
     steps: list[str] = []
     while sum(len(step) for step in steps) < size:
         steps.append(f"{len(steps) + 1}. {rng.choice(SENTENCES)}")
@@ -106,8 +108,8 @@ def _protocol_item(rng: random.Random, protocol_id: str, size: int) -> dict[str,
     }
 
 
-def _record_item(rng: random.Random, record_id: str, size: int) -> dict[str, Any]:
-    values = {f"var_{i}": round(rng.uniform(0, 100), 2) for i in range(max(size // 40, 4))}
+def _record_item(rng: random.Random, record_id: str, size: int) -> JSONObject:
+    values: JSONObject = {f"var_{i}": round(rng.uniform(0, 100), 2) for i in range(max(size // 40, 4))}
     return {
         "airalogy_record_id": record_id,
         "metadata": {"protocol_id": _protocol_id(rng), "created_by": "user_" + str(rng.randint(1, 40))},

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, openwebui, record_qa
 from chats.ingest.canonical import FORMATS as FORMATS
@@ -20,8 +19,8 @@ from chats.ingest.canonical import Conversation, Issue, ParseError
 class _Format:
     name: str
     expects: str
-    matches: Callable[[Any], bool]
-    parse: Callable[[Any], Conversation]
+    matches: Callable[[object], bool]
+    parse: Callable[[object], Conversation]
 
 
 # In detection order: the most specific shapes first (a Record QA document also has a chat document's shape,
@@ -34,7 +33,7 @@ _BY_NAME = {spec.name: spec for spec in _DETECTION_ORDER}
 assert set(_BY_NAME) == set(FORMATS)
 
 
-def detect_format(document: Any) -> str:
+def detect_format(document: object) -> str:
     """The name of the format whose shape ``document`` has; ParseError when it has none of them."""
     for spec in _DETECTION_ORDER:
         if spec.matches(document):
@@ -43,7 +42,7 @@ def detect_format(document: Any) -> str:
     raise ParseError([Issue("", f"unrecognised document shape; accepted shapes are {accepted}")])
 
 
-def parse_document(document: Any, *, format: str | None = None) -> Conversation:
+def parse_document(document: object, *, format: str | None = None) -> Conversation:
     """Parse one conversation document, in the named format or the detected one."""
     if format is None:
         format = detect_format(document)

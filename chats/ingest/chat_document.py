@@ -7,7 +7,7 @@ wrapper with a ``context`` block, and are parsed here too.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeGuard
 
 from chats.ingest.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, Conversation, Feedback, Message
 from chats.ingest.common import (
@@ -22,6 +22,7 @@ from chats.ingest.common import (
 )
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.openai import MessageChain
+from chats.json_types import JSONMapping, JSONObject
 
 NAME = "chat_document"
 EXPECTS = "an object with a 'main_messages', 'messages' or 'history' list"
@@ -31,17 +32,17 @@ MESSAGE_LIST_KEYS = ("main_messages", "messages", "history")
 _SCORES = frozenset({-1, 0, 1})
 
 
-def matches(document: Any) -> bool:
+def matches(document: object) -> TypeGuard[JSONObject]:
     return isinstance(document, dict) and any(isinstance(document.get(key), list) for key in MESSAGE_LIST_KEYS)
 
 
-def parse(document: Any) -> Conversation:
+def parse(document: object) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
     return parse_wrapped(document, format_name=NAME)
 
 
-def parse_wrapped(document: dict[str, Any], *, format_name: str, context_key: str | None = None) -> Conversation:
+def parse_wrapped(document: JSONMapping, *, format_name: str, context_key: str | None = None) -> Conversation:
     """Parse a wrapper document; ``context_key`` names the key holding the Record QA injection context."""
     issues = Issues()
     list_key = next(key for key in MESSAGE_LIST_KEYS if isinstance(document.get(key), list))
@@ -83,7 +84,7 @@ def parse_wrapped(document: dict[str, Any], *, format_name: str, context_key: st
     return conversation
 
 
-def _read_model(conversation: Conversation, model: Any, issues: Issues) -> bool:
+def _read_model(conversation: Conversation, model: object, issues: Issues) -> bool:
     """Fill the model fields; False when the value is unusable (it then stays in metadata)."""
     if model is None:
         return True
@@ -99,7 +100,7 @@ def _read_model(conversation: Conversation, model: Any, issues: Issues) -> bool:
     return False
 
 
-def _read_feedback(conversation: Conversation, entries: Any, main_messages: list[Message], issues: Issues) -> bool:
+def _read_feedback(conversation: Conversation, entries: object, main_messages: list[Message], issues: Issues) -> bool:
     """Attach human_feedback, one entry per main message in order; False when it is not a list at all."""
     if not isinstance(entries, list):
         issues.warn("/human_feedback", "human_feedback must be a list (one entry per main message); kept in metadata")

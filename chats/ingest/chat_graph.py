@@ -37,6 +37,7 @@ from chats.ingest.common import (
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.openai import MessageChain
 from chats.ingest.parts import content_object_parts, content_parts, render_text
+from chats.json_types import JSONObject
 
 NAME = "chat_graph"
 EXPECTS = "an object with a 'nodes' list (or such an object under a 'chat_graph' key)"
@@ -90,11 +91,11 @@ class OpenAIStyleKeys(MessageChain):
         self._link_results()
 
 
-def matches(document: Any) -> bool:
+def matches(document: object) -> bool:
     return _is_graph(document) or (isinstance(document, dict) and _is_graph(document.get(WRAPPER_KEY)))
 
 
-def _is_graph(document: Any) -> bool:
+def _is_graph(document: object) -> bool:
     return isinstance(document, dict) and isinstance(document.get("nodes"), list)
 
 
@@ -164,7 +165,7 @@ def _in_node_message(warning: Issue) -> Issue:
     return Issue(_NODE_PATH.sub(r"\1/message/", warning.path, count=1), warning.message)
 
 
-def _read_node(node: Any, path: str, issues: Issues, keys: OpenAIStyleKeys) -> Message | None:
+def _read_node(node: object, path: str, issues: Issues, keys: OpenAIStyleKeys) -> Message | None:
     if not isinstance(node, dict):
         issues.error(path, "a node must be an object")
         return None
@@ -195,8 +196,9 @@ def _read_node(node: Any, path: str, issues: Issues, keys: OpenAIStyleKeys) -> M
         raw=node,
         source_path=path,
     )
-    if isinstance(author.get("name"), str):
-        message.name = author["name"]
+    name = author.get("name")
+    if isinstance(name, str):
+        message.name = name
     metadata = author.get("metadata")
     if isinstance(metadata, dict):
         message.author_metadata = metadata
@@ -234,11 +236,11 @@ def _read_node(node: Any, path: str, issues: Issues, keys: OpenAIStyleKeys) -> M
     return message
 
 
-def _partless_content(content: dict[str, Any], path: str, issues: Issues) -> tuple[list[dict[str, Any]], str]:
+def _partless_content(content: JSONObject, path: str, issues: Issues) -> tuple[list[JSONObject], str]:
     """(parts, reasoning) of content without ``parts`` (``{"content_type": "code", "text": ...}``), read by
     ChatGPT's rules; content holding something that gives no text is kept whole, as an unknown part."""
     parts, reasoning = content_object_parts(content, path, issues)
-    whole = {"type": "unknown", "raw": content}
+    whole: JSONObject = {"type": "unknown", "raw": content}
     if not parts and not reasoning and any(_holds(value) for key, value in content.items() if key != "content_type"):
         parts = [whole]
     if parts == [whole]:
@@ -246,7 +248,7 @@ def _partless_content(content: dict[str, Any], path: str, issues: Issues) -> tup
     return parts, reasoning
 
 
-def _holds(value: Any) -> bool:
+def _holds(value: object) -> bool:
     return value is not None and value != "" and value != [] and value != {}
 
 

@@ -6,7 +6,7 @@ pairs of their own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeGuard
 
 from chats.ingest.canonical import Conversation
 from chats.ingest.common import (
@@ -19,6 +19,7 @@ from chats.ingest.common import (
 )
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.openai import MessageChain
+from chats.json_types import JSONObject
 
 NAME = "chat_history"
 EXPECTS = "an object with a 'chat_history' list"
@@ -26,11 +27,11 @@ EXPECTS = "an object with a 'chat_history' list"
 _MAPPED = frozenset({"chat_history", "conversation_id", "context"})
 
 
-def matches(document: Any) -> bool:
+def matches(document: object) -> TypeGuard[JSONObject]:
     return isinstance(document, dict) and isinstance(document.get("chat_history"), list)
 
 
-def parse(document: Any) -> Conversation:
+def parse(document: object) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
     issues = Issues()

@@ -13,6 +13,7 @@ verbatim. ChatGPT's metadata is its own, so a ``tool_calls`` there that cannot b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from chats.ingest.canonical import (
@@ -41,6 +42,7 @@ from chats.ingest.common import (
 )
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.parts import content_object_parts, render_text
+from chats.json_types import JSONMapping
 
 NAME = "chatgpt_export"
 EXPECTS = "an object with a 'mapping' object and a 'current_node' (or an array of them)"
@@ -64,13 +66,13 @@ _METADATA_KEYS = ("tool_calls", "tool_call_id", "reasoning_content")
 _RECIPIENT_CALL = "recipient"
 
 
-def matches(document: Any) -> bool:
+def matches(document: object) -> bool:
     if isinstance(document, list):
         return is_conversation_list(document)
     return isinstance(document, dict) and isinstance(document.get("mapping"), dict)
 
 
-def is_conversation_list(document: list[Any]) -> bool:
+def is_conversation_list(document: Sequence[object]) -> bool:
     """Whether a JSON array is a whole ``conversations.json`` (judged by its first item)."""
     return bool(document) and isinstance(document[0], dict) and isinstance(document[0].get("mapping"), dict)
 
@@ -135,7 +137,7 @@ class _Parser:
             warnings=issues.warnings + _in_messages(artifact_warnings, messages),
         )
 
-    def _parent_links(self, mapping: dict[str, Any]) -> dict[str, str | None]:
+    def _parent_links(self, mapping: JSONMapping) -> dict[str, str | None]:
         parent_of: dict[str, str | None] = {}
         for node_id, node in mapping.items():
             path = pointer("/mapping", node_id)
@@ -155,7 +157,7 @@ class _Parser:
             parent_of[node_id] = parent
         return parent_of
 
-    def _read_message(self, node_id: str, node: dict[str, Any], parent_key: str | None) -> Message | None:
+    def _read_message(self, node_id: str, node: JSONMapping, parent_key: str | None) -> Message | None:
         body = node.get("message")
         if body is None:
             return None
@@ -168,6 +170,7 @@ class _Parser:
         if found is None:
             return None
         author, role = found
+        name, author_metadata = author.get("name"), author.get("metadata")
 
         content = body.get("content")
         parts, reasoning = content_object_parts(content, f"{path}/content", issues)
@@ -180,13 +183,13 @@ class _Parser:
             input_id=node_id,
             role=role,
             parent_key=parent_key,
-            name=author["name"] if isinstance(author.get("name"), str) else "",
+            name=name if isinstance(name, str) else "",
             parts=parts,
             content_is_null=content is None,
             content_is_string=False,
             text=render_text(parts),
             reasoning=reasoning,
-            author_metadata=author["metadata"] if isinstance(author.get("metadata"), dict) else {},
+            author_metadata=author_metadata if isinstance(author_metadata, dict) else {},
             created_at=parse_timestamp(body.get("create_time"), f"{path}/create_time", issues),
             hidden=body.get("weight") == 0 or bool(metadata.get("is_visually_hidden_from_conversation")),
             recipient=recipient,
@@ -211,7 +214,7 @@ class _Parser:
             self._read_metadata_keys(message, metadata, f"{path}/metadata")
         return message
 
-    def _read_metadata_keys(self, message: Message, metadata: dict[str, Any], path: str) -> None:
+    def _read_metadata_keys(self, message: Message, metadata: JSONMapping, path: str) -> None:
         """The OpenAI-style keys of a message's metadata (written by this application's exporter)."""
         fields = {key: metadata[key] for key in _METADATA_KEYS if key in metadata}
         # Values of the wrong type stay where they are: in the metadata, which `extra` keeps verbatim.
@@ -265,7 +268,7 @@ class _Parser:
                         f"unanswered call: no result for '{call.call_id}'",
                     )
 
-    def _active_leaf(self, current_node: Any, nearest: dict[str, str | None]) -> str | None:
+    def _active_leaf(self, current_node: object, nearest: dict[str, str | None]) -> str | None:
         if current_node is None:
             return None
         if isinstance(current_node, str) and current_node in nearest:
@@ -355,7 +358,7 @@ def _last_model_slug(messages: list[Message]) -> str:
 # --- message_feedback.json ----------------------------------------------------------------------------------
 
 
-def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> list[Issue]:
+def apply_message_feedback(conversations: list[Conversation], feedback: object) -> list[Issue]:
     """Attach the thumbs of a ``message_feedback.json`` list to the conversations they name; return warnings.
 
     Paths in the warnings point into the feedback list.
@@ -397,7 +400,7 @@ def apply_message_feedback(conversations: list[Conversation], feedback: Any) -> 
     return warnings
 
 
-def _feedback_comment(content: Any) -> str:
+def _feedback_comment(content: object) -> str:
     """The free text of a thumbs entry, whose ``content`` is often a JSON string ``{"text", "tags"}``."""
     decoded = content
     if isinstance(content, str) and content.lstrip().startswith("{"):

@@ -7,12 +7,13 @@ The reading of message content into canonical parts lives in chats.ingest.parts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from chats import jsonio, storable
 from chats.ingest.canonical import Conversation, Issue, ParseError
+from chats.json_types import JSON, JSONMapping, JSONObject
 
 
 class Issues:
@@ -61,7 +62,9 @@ def parse_nested(prefix: str, parse: Callable[[], Conversation]) -> Conversation
     return conversation
 
 
-def parse_export_item(document: Any, parse: Callable[[Any], Conversation], *, export: str, items: str) -> Conversation:
+def parse_export_item[T](
+    document: T | list[T], parse: Callable[[T], Conversation], *, export: str, items: str
+) -> Conversation:
     """One conversation, sent alone or as the one item of an export array (a whole export of several goes through
     the bulk path; in an array every path points under ``/0``). `export` and `items` name the export and what it
     holds, for the error."""
@@ -72,7 +75,7 @@ def parse_export_item(document: Any, parse: Callable[[Any], Conversation], *, ex
     return parse_nested("/0", lambda: parse(document[0]))
 
 
-def message_author(body: dict[str, Any], path: str, issues: Issues) -> tuple[dict[str, Any], str] | None:
+def message_author(body: JSONMapping, path: str, issues: Issues) -> tuple[JSONObject, str] | None:
     """A ChatGPT-style message's ``author`` object ({} when it is not one) and role; None, with an error at
     `path`/author/role, when it has no role."""
     author = body.get("author")
@@ -85,12 +88,12 @@ def message_author(body: dict[str, Any], path: str, issues: Issues) -> tuple[dic
     return author, role
 
 
-def unmapped_keys(document: dict[str, Any], mapped: frozenset[str]) -> dict[str, Any]:
+def unmapped_keys(document: JSONMapping, mapped: frozenset[str]) -> JSONObject:
     """The top-level keys that no field of the canonical form holds, verbatim."""
     return {key: value for key, value in document.items() if key not in mapped}
 
 
-def require_messages(messages: list[Any], path: str) -> None:
+def require_messages(messages: Sequence[object], path: str) -> None:
     if not messages:
         raise ParseError([Issue(path, "the conversation has no messages")])
 
@@ -98,7 +101,7 @@ def require_messages(messages: list[Any], path: str) -> None:
 # --- scalar fields ------------------------------------------------------------------------------------------
 
 
-def optional_text(value: Any, path: str, issues: Issues) -> str | None:
+def optional_text(value: object, path: str, issues: Issues) -> str | None:
     """A string field some producers send as a number: the text, "" when absent, None when unusable."""
     if value is None:
         return ""
@@ -110,7 +113,7 @@ def optional_text(value: Any, path: str, issues: Issues) -> str | None:
     return None
 
 
-def external_id(value: Any, path: str, issues: Issues) -> str | None:
+def external_id(value: object, path: str, issues: Issues) -> str | None:
     """A conversation id: a string, or a number read as its decimal text. Anything else is an error."""
     if value is None:
         return None
@@ -126,7 +129,7 @@ def external_id(value: Any, path: str, issues: Issues) -> str | None:
 ID_KEYS = ("chat_id", "conversation_id", "id", "thread_id")
 
 
-def explicit_id(document: dict[str, Any], issues: Issues) -> str | None:
+def explicit_id(document: JSONMapping, issues: Issues) -> str | None:
     """The conversation id a document carries under the first of ID_KEYS it has (None when it has none).
 
     A format maps its own id key; an id found under another key also stays in metadata, verbatim, so that an
@@ -138,7 +141,7 @@ def explicit_id(document: dict[str, Any], issues: Issues) -> str | None:
     return None
 
 
-def parse_timestamp(value: Any, path: str, issues: Issues) -> datetime | None:
+def parse_timestamp(value: object, path: str, issues: Issues) -> datetime | None:
     """An aware UTC datetime from ISO 8601 text, epoch seconds (number or numeric string), or None.
 
     Naive ISO text is read as UTC with a warning (some producers write local time without an offset). A value
@@ -178,7 +181,7 @@ def parse_timestamp(value: Any, path: str, issues: Issues) -> datetime | None:
         return None
 
 
-def original_times(document: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+def original_times(document: JSONMapping, keys: tuple[str, ...]) -> JSONObject:
     """The document's times under ``keys`` exactly as written (offset, naive form, precision and type), so that
     an export can give them back: the stored instants are in UTC."""
     return {key: document[key] for key in keys if document.get(key) is not None}
@@ -265,7 +268,7 @@ def extract_inline_reasoning(
 # --- tool arguments and context pairs -----------------------------------------------------------------------
 
 
-def json_in_text(text: str) -> tuple[Any, str, str]:
+def json_in_text(text: str) -> tuple[JSON, str, str]:
     """JSON held inside text (a tool call's arguments, an injection's result), by the one rule of
     `chats.storable.parsed_if_storable`: the text is kept as received, and its decoded value is used only when it
     is storable. (value, not JSON, not storable): the decoded value, or None with the decoder's message when the
@@ -285,7 +288,7 @@ def json_in_text(text: str) -> tuple[Any, str, str]:
     return None, "", f"the decoded value cannot be stored (at '{found.pointer}': {found.reason})"
 
 
-def parse_arguments(arguments: str) -> tuple[Any, str, str]:
+def parse_arguments(arguments: str) -> tuple[JSON, str, str]:
     """(parsed value, error, warning) of a tool call's arguments: the decoded JSON (when it is storable, see
     `json_in_text`), why they are not JSON, and what to warn. Empty arguments are no error. Arguments that are
     valid JSON whose decoded value cannot be stored are kept as text only, and their error says why."""
@@ -298,7 +301,7 @@ def parse_arguments(arguments: str) -> tuple[Any, str, str]:
     return value, error, f"arguments are not valid JSON: {error}" if error else ""
 
 
-def context_pairs(value: Any, path: str, issues: Issues) -> list[list[str]] | None:
+def context_pairs(value: object, path: str, issues: Issues) -> list[list[str]] | None:
     """``value`` when it is a list of ``[str, str]`` pairs; else a warning and None (keep it verbatim)."""
     if not isinstance(value, list):
         issues.warn(path, "context must be a list of [string, string] pairs; kept verbatim")

@@ -9,10 +9,10 @@ one Artifact, flagged as requested, resolved or both. Ids are kept exactly as gi
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from chats.ingest.canonical import Artifact, Issue, Message, ToolCall
 from chats.ingest.common import json_in_text
+from chats.json_types import JSONMapping, JSONObject
 
 _INJECT_PREFIX = "inject_airalogy_"
 _UPLOADED_FILE = re.compile(r"processing_user_uploaded_\w+_file")
@@ -134,10 +134,10 @@ def _is_single_id_key(key: str) -> bool:
     return key in ("id", "file_id") or (key.startswith("airalogy_") and key.endswith("_id"))
 
 
-def _requested_ids(arguments: Any, path: str, warnings: list[Issue]) -> list[str]:
+def _requested_ids(arguments: object, path: str, warnings: list[Issue]) -> list[str]:
     """The ids named in a call's decoded arguments: lists under "*_ids" keys, single "airalogy_*_id"s."""
     if isinstance(arguments, list):
-        candidates: list[Any] = arguments
+        candidates: list[object] = arguments
     elif isinstance(arguments, dict):
         candidates = []
         for key, value in arguments.items():
@@ -156,7 +156,7 @@ def _requested_ids(arguments: Any, path: str, warnings: list[Issue]) -> list[str
     return ids
 
 
-def _resolved_items(result: Message, kind: str, path: str, warnings: list[Issue]) -> list[dict[str, Any]]:
+def _resolved_items(result: Message, kind: str, path: str, warnings: list[Issue]) -> list[JSONObject]:
     """The items of an injection result: a JSON object holding lists of items, a bare list, or one item."""
     # Strict, and storable: the items are stored as JSON (the result's text is kept as it came either way).
     decoded, error, unstored = json_in_text(result.text)
@@ -170,14 +170,14 @@ def _resolved_items(result: Message, kind: str, path: str, warnings: list[Issue]
         return []
     if _item_id(decoded, kind) is not None:
         return [decoded]
-    items: list[dict[str, Any]] = []
+    items: list[JSONObject] = []
     for value in decoded.values():
         if isinstance(value, list):
             items.extend(item for item in value if isinstance(item, dict))
     return items
 
 
-def _item_id(item: dict[str, Any], kind: str) -> str | None:
+def _item_id(item: JSONMapping, kind: str) -> str | None:
     """An item's id: ``airalogy_<kind>_id`` first (a record item also names its protocol), then ``id``.
 
     Only for an unknown kind is any ``airalogy_*_id`` taken, since its own key cannot be known.

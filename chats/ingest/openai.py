@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from typing import Any
+from typing import TypeGuard
 
 from chats.ingest.canonical import Conversation, Issue, Message, ToolCall, chain_key, content_key
 from chats.ingest.common import (
@@ -16,6 +16,7 @@ from chats.ingest.common import (
 )
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.parts import content_parts, render_text
+from chats.json_types import JSON, JSONArray, JSONObject
 
 NAME = "openai"
 EXPECTS = "a JSON array of message objects"
@@ -26,11 +27,11 @@ _MESSAGE_KEYS = frozenset(
 _CALL_KEYS = frozenset({"id", "type", "function", "custom", "arguments", "name"})
 
 
-def matches(document: Any) -> bool:
+def matches(document: object) -> TypeGuard[JSONArray]:
     return isinstance(document, list)
 
 
-def parse(document: Any) -> Conversation:
+def parse(document: object) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
     messages, warnings = parse_messages(document, path="")
@@ -39,7 +40,7 @@ def parse(document: Any) -> Conversation:
     return Conversation(format=NAME, messages=messages, artifacts=artifacts, warnings=warnings + artifact_warnings)
 
 
-def parse_messages(messages: Any, *, path: str, section: str = "main") -> tuple[list[Message], list[Issue]]:
+def parse_messages(messages: object, *, path: str, section: str = "main") -> tuple[list[Message], list[Issue]]:
     """Parse one message list into a chain (each message the parent of the next): (messages, warnings).
 
     Raises ParseError with every error found.
@@ -62,7 +63,7 @@ class MessageChain:
         self._call_count = 0  # numbers synthetic call ids across the whole conversation
         self._call_paths: dict[str, str] = {}  # call id -> JSON path of its first occurrence
 
-    def add(self, messages: Any, *, path: str, section: str) -> None:
+    def add(self, messages: object, *, path: str, section: str) -> None:
         if not isinstance(messages, list):
             self.issues.error(path, "must be a list of messages")
             return
@@ -75,7 +76,7 @@ class MessageChain:
         self._link_results()
         return self.messages
 
-    def _add_message(self, raw: Any, path: str, section: str) -> None:
+    def _add_message(self, raw: object, path: str, section: str) -> None:
         issues = self.issues
         if not isinstance(raw, dict):
             issues.error(path, "a message must be an object")
@@ -138,7 +139,7 @@ class MessageChain:
         self._parent = message
         self.messages.append(message)
 
-    def _string_field(self, key: str, value: Any, path: str, extra: dict[str, Any]) -> str:
+    def _string_field(self, key: str, value: JSON, path: str, extra: JSONObject) -> str:
         """A string field's value ("" when absent); a value of another type is kept in extra, with a warning."""
         if value is None or isinstance(value, str):
             return value or ""
@@ -146,7 +147,7 @@ class MessageChain:
         extra[key] = value
         return ""
 
-    def _add_tool_calls(self, message: Message, calls: Any, path: str) -> None:
+    def _add_tool_calls(self, message: Message, calls: object, path: str) -> None:
         issues = self.issues
         if not isinstance(calls, list):
             issues.error(path, "tool_calls must be a list")
@@ -192,13 +193,13 @@ class MessageChain:
                 self._decode_arguments(tool_call, call_path)
             self._register_call(message, tool_call, call_path)
 
-    def _add_function_call(self, message: Message, call: Any, path: str) -> None:
+    def _add_function_call(self, message: Message, call: object, path: str) -> None:
         tool_call = self._function_call(message, call, path)
         if tool_call is not None:
             tool_call.call_id = f"function_call:{message.key}"
             self._register_call(message, tool_call, path)
 
-    def _function_call(self, message: Message, call: Any, path: str) -> ToolCall | None:
+    def _function_call(self, message: Message, call: object, path: str) -> ToolCall | None:
         """A legacy function_call as a tool call, without its id (it names the message it belongs to)."""
         if not isinstance(call, dict):
             self.issues.error(path, "function_call must be an object")
@@ -218,7 +219,7 @@ class MessageChain:
         self._decode_arguments(tool_call, path)
         return tool_call
 
-    def _arguments_text(self, arguments: Any, path: str) -> str:
+    def _arguments_text(self, arguments: object, path: str) -> str:
         if arguments is None:
             return ""
         if isinstance(arguments, str):

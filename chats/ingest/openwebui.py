@@ -26,6 +26,7 @@ verbatim in ``metadata``; so are the ``chat`` object's keys that no field holds,
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +54,7 @@ from chats.ingest.common import (
 )
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.parts import content_parts, render_text
+from chats.json_types import JSONMapping, JSONObject
 
 NAME = "openwebui"
 EXPECTS = "an object with a 'chat' object whose 'history' has a 'messages' object (or an array of them)"
@@ -78,13 +80,13 @@ _SUMMARY_CLOSE = "</summary>"
 _ESCAPED_QUOTE = "&gt;"
 
 
-def matches(document: Any) -> bool:
+def matches(document: object) -> bool:
     if isinstance(document, list):
         return is_conversation_list(document)
     return is_chat_item(document)
 
 
-def is_chat_item(document: Any) -> bool:
+def is_chat_item(document: object) -> bool:
     """An Open WebUI chat item: an object whose ``chat.history.messages`` is an object."""
     if not isinstance(document, dict):
         return False
@@ -93,7 +95,7 @@ def is_chat_item(document: Any) -> bool:
     return isinstance(history, dict) and isinstance(history.get("messages"), dict)
 
 
-def is_conversation_list(document: list[Any]) -> bool:
+def is_conversation_list(document: Sequence[object]) -> bool:
     """Whether a JSON array is a whole Open WebUI export (judged by its first item)."""
     return bool(document) and is_chat_item(document[0])
 
@@ -173,7 +175,7 @@ class _Parser:
 
     # --- top level ---
 
-    def _text(self, key: str, metadata: dict[str, Any]) -> str:
+    def _text(self, key: str, metadata: JSONObject) -> str:
         """A string field ("" when absent); a value that is not text is kept in metadata."""
         text = optional_text(self.document.get(key), f"/{key}", self.issues)
         if text is None:
@@ -181,19 +183,19 @@ class _Parser:
             return ""
         return text
 
-    def _chat_title(self, chat: dict[str, Any]) -> str:
+    def _chat_title(self, chat: JSONMapping) -> str:
         # Only when the item has no title of its own: Open WebUI writes both, and the item's is the one it shows.
         title = chat.get("title")
         return title if "title" not in self.document and isinstance(title, str) else ""
 
-    def _time(self, key: str, metadata: dict[str, Any]) -> datetime | None:
+    def _time(self, key: str, metadata: JSONObject) -> datetime | None:
         value = self.document.get(key)
         moment = parse_timestamp(value, f"/{key}", self.issues)
         if moment is None and value is not None:
             metadata[key] = value  # not a time: kept as it came
         return moment
 
-    def _chat_rest(self, chat: dict[str, Any], history: dict[str, Any], branch: list[Message]) -> dict[str, Any]:
+    def _chat_rest(self, chat: JSONMapping, history: JSONMapping, branch: list[Message]) -> JSONObject:
         """The `chat` keys no field holds, verbatim; its linear `messages` only when not a copy of ``branch``."""
         rest = unmapped_keys(chat, _CHAT_MAPPED)
         if "messages" in chat and not _is_copy_of(chat["messages"], branch):
@@ -203,7 +205,7 @@ class _Parser:
             rest["history"] = history_rest
         return rest
 
-    def _active_leaf(self, current: Any, by_key: dict[str, Message], parent_of: dict[str, str | None]) -> str | None:
+    def _active_leaf(self, current: object, by_key: dict[str, Message], parent_of: dict[str, str | None]) -> str | None:
         if isinstance(current, str) and current in by_key:
             return current
         if current is not None:
@@ -286,7 +288,7 @@ class _Parser:
             parts.append(file_part(entry))
         return parts
 
-    def _read_rating(self, message: Message, annotation: Any, path: str) -> bool:
+    def _read_rating(self, message: Message, annotation: object, path: str) -> bool:
         """Feedback from the message's annotation; False when it holds none (it then stays in extra)."""
         if not isinstance(annotation, dict):
             if annotation is not None:
@@ -313,7 +315,7 @@ class _Parser:
         return True
 
 
-def _annotation_comment(annotation: dict[str, Any]) -> str:
+def _annotation_comment(annotation: JSONMapping) -> str:
     """The free text of a rating: the comment, else the reason picked from Open WebUI's list."""
     for key in ("comment", "reason"):
         value = annotation.get(key)
@@ -322,7 +324,7 @@ def _annotation_comment(annotation: dict[str, Any]) -> str:
     return ""
 
 
-def _is_copy_of(linear: Any, branch: list[Message]) -> bool:
+def _is_copy_of(linear: object, branch: list[Message]) -> bool:
     """Whether ``linear`` is the branch's messages as received, value for value (as JSON: 1, 1.0 and true differ)."""
     if not isinstance(linear, list) or len(linear) != len(branch):
         return False

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 from chats.ingest.common import Issues, pointer
+from chats.json_types import JSONObject
 
 # --- content parts ------------------------------------------------------------------------------------------
 
 
-def content_parts(content: Any, path: str, issues: Issues) -> list[dict[str, Any]]:
+def content_parts(content: object, path: str, issues: Issues) -> list[JSONObject]:
     """Canonical parts of an OpenAI-style ``content``: a string, null, or a list of parts.
 
     An empty string gives no parts (the caller records that the content was a string).
@@ -38,7 +39,7 @@ def content_parts(content: Any, path: str, issues: Issues) -> list[dict[str, Any
     return parts
 
 
-def normalize_part(part: Any) -> dict[str, Any] | None:
+def normalize_part(part: object) -> JSONObject | None:
     """One canonical part; None when the part is neither an object nor a string (the caller reports it)."""
     if isinstance(part, str):
         return {"type": "text", "text": part}
@@ -53,24 +54,24 @@ def normalize_part(part: Any) -> dict[str, Any] | None:
     return converted if converted is not None else {"type": "unknown", "raw": part}
 
 
-def _text_part(part: dict[str, Any]) -> dict[str, Any] | None:
+def _text_part(part: JSONObject) -> JSONObject | None:
     text = part.get("text")
     return {"type": "text", "text": text} if isinstance(text, str) else None
 
 
-def _image_part(value: Any, detail: Any = None) -> dict[str, Any] | None:
+def _image_part(value: object, detail: object = None) -> JSONObject | None:
     if isinstance(value, dict):
         detail = value.get("detail", detail)
         value = value.get("url")
     if not isinstance(value, str):
         return None
-    image: dict[str, Any] = {"type": "image", "url": value}
+    image: JSONObject = {"type": "image", "url": value}
     if isinstance(detail, str):
         image["detail"] = detail
     return image
 
 
-def _audio_part(value: Any) -> dict[str, Any] | None:
+def _audio_part(value: object) -> JSONObject | None:
     if isinstance(value, str):
         # A URL or data URI has a scheme; bare base64 has no colon.
         return {"type": "audio", "url": value} if ":" in value else {"type": "audio", "data": value}
@@ -86,19 +87,19 @@ def _audio_part(value: Any) -> dict[str, Any] | None:
     return None
 
 
-def _file_part(value: Any) -> dict[str, Any] | None:
+def _file_part(value: object) -> JSONObject | None:
     if not isinstance(value, dict):
         return None
     fields = {key: value[key] for key in ("file_id", "file_data", "filename") if isinstance(value.get(key), str)}
     return {"type": "file", **fields} if fields else None
 
 
-def _refusal_part(part: dict[str, Any]) -> dict[str, Any] | None:
+def _refusal_part(part: JSONObject) -> JSONObject | None:
     refusal = part.get("refusal")
     return {"type": "refusal", "refusal": refusal} if isinstance(refusal, str) else None
 
 
-_PART_CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
+_PART_CONVERTERS: dict[str, Callable[[JSONObject], JSONObject | None]] = {
     "text": _text_part,
     "input_text": _text_part,  # the Responses API
     "output_text": _text_part,
@@ -113,7 +114,7 @@ _PART_CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] =
 }
 
 
-def _untyped_part(part: dict[str, Any]) -> dict[str, Any] | None:
+def _untyped_part(part: JSONObject) -> JSONObject | None:
     # Some providers (Qwen/DashScope among them) send {"text": ...}, {"image": ...}, {"audio": ...} parts.
     if "text" in part:
         return _text_part(part)
@@ -139,7 +140,7 @@ def render_text(parts: list[dict[str, Any]]) -> str:
 # --- content objects (ChatGPT's, which chat_graph copies) ---------------------------------------------------
 
 
-def content_object_parts(content: Any, path: str, issues: Issues) -> tuple[list[dict[str, Any]], str]:
+def content_object_parts(content: object, path: str, issues: Issues) -> tuple[list[JSONObject], str]:
     """(parts, reasoning) of a ``{content_type, parts | text | ...}`` content object; its ``content_type`` decides
     where the text is (``code`` and ``execution_output`` have ``text``, browsing displays a ``result``, ...)."""
     if content is None:
@@ -163,16 +164,16 @@ def content_object_parts(content: Any, path: str, issues: Issues) -> tuple[list[
     return parts, ""
 
 
-def _joined_text(*pieces: Any) -> list[dict[str, Any]]:
+def _joined_text(*pieces: object) -> list[JSONObject]:
     text = "\n".join(piece for piece in pieces if isinstance(piece, str) and piece)
     return [{"type": "text", "text": text}] if text else []
 
 
-def _multimodal_parts(content: dict[str, Any], path: str, issues: Issues) -> list[dict[str, Any]]:
+def _multimodal_parts(content: JSONObject, path: str, issues: Issues) -> list[JSONObject]:
     raw_parts = content.get("parts")
     if not isinstance(raw_parts, list):
         return []
-    parts: list[dict[str, Any]] = []
+    parts: list[JSONObject] = []
     for index, part in enumerate(raw_parts):
         if isinstance(part, str):
             if part:  # system and hidden messages often carry a single empty part
@@ -188,7 +189,7 @@ def _multimodal_parts(content: dict[str, Any], path: str, issues: Issues) -> lis
     return parts
 
 
-def _pointer_part(part: dict[str, Any]) -> dict[str, Any]:
+def _pointer_part(part: JSONObject) -> JSONObject:
     kind = part["content_type"]
     asset = part.get("asset_pointer")
     if kind == "image_asset_pointer" and isinstance(asset, str):
@@ -200,7 +201,7 @@ def _pointer_part(part: dict[str, Any]) -> dict[str, Any]:
     return {"type": "unknown", "raw": part}
 
 
-def _thoughts(thoughts: Any) -> str:
+def _thoughts(thoughts: object) -> str:
     if not isinstance(thoughts, list):
         return ""
     blocks = []
@@ -214,18 +215,18 @@ def _thoughts(thoughts: Any) -> str:
     return "\n\n".join(blocks)
 
 
-def _tether_quote(content: dict[str, Any]) -> list[dict[str, Any]]:
+def _tether_quote(content: JSONObject) -> list[JSONObject]:
     title, url = content.get("title"), content.get("url")
     heading = f"{title} ({url})" if isinstance(title, str) and isinstance(url, str) else title or url
     return _joined_text(heading, content.get("text"))
 
 
-def _system_error(content: dict[str, Any]) -> list[dict[str, Any]]:
+def _system_error(content: JSONObject) -> list[JSONObject]:
     name, text = content.get("name"), content.get("text")
     return _joined_text(f"{name}: {text}" if isinstance(name, str) and isinstance(text, str) else name or text)
 
 
-_CONTENT_READERS: dict[str, Callable[[dict[str, Any], str, Issues], list[dict[str, Any]]]] = {
+_CONTENT_READERS: dict[str, Callable[[JSONObject, str, Issues], list[JSONObject]]] = {
     "text": _multimodal_parts,
     "multimodal_text": _multimodal_parts,
     "code": lambda content, path, issues: _joined_text(content.get("text")),

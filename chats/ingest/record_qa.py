@@ -7,18 +7,19 @@ malformed injected id is (``policy.read_context`` reads the block).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeGuard
 
 from chats.ingest.canonical import Conversation
 from chats.ingest.chat_document import parse_wrapped
 from chats.ingest.common import shape_error
 from chats.ingest.policy import read_context
+from chats.json_types import JSONObject
 
 NAME = "record_qa"
 EXPECTS = "an object with a 'main_messages' list and a 'context' object of inject_* settings"
 
 
-def matches(document: Any) -> bool:
+def matches(document: object) -> TypeGuard[JSONObject]:
     return (
         isinstance(document, dict)
         and isinstance(document.get("main_messages"), list)
@@ -26,7 +27,7 @@ def matches(document: Any) -> bool:
     )
 
 
-def parse(document: Any) -> Conversation:
+def parse(document: object) -> Conversation:
     if not matches(document):
         raise shape_error(NAME, EXPECTS)
     conversation = parse_wrapped(document, format_name=NAME, context_key="context")

@@ -49,15 +49,15 @@ def _error(path: str, message: str) -> Error:
     return {"path": path, "message": message}
 
 
-def _pointer(token: Any) -> str:
+def _pointer(token: object) -> str:
     return pointer_token(token)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _line_errors(text: Any, path: str, what: str = "a non-empty string") -> list[Error]:
+def _line_errors(text: object, path: str, what: str = "a non-empty string") -> list[Error]:
     """One line of text: a non-empty string (around its spaces), without line breaks or other control characters
     (the edit page gives each in a one-line field, and gives back exactly what it shows)."""
     if not isinstance(text, str) or not text.strip():
@@ -69,7 +69,7 @@ def _line_errors(text: Any, path: str, what: str = "a non-empty string") -> list
     return []
 
 
-def _options_errors(question: Mapping[str, Any], path: str) -> list[Error]:
+def _options_errors(question: Mapping[str, object], path: str) -> list[Error]:
     options = question.get("options")
     if not isinstance(options, list) or not options:
         return [_error(f"{path}/options", "must be a non-empty list of strings")]
@@ -81,7 +81,7 @@ def _options_errors(question: Mapping[str, Any], path: str) -> list[Error]:
     return errors
 
 
-def _scale_errors(question: Mapping[str, Any], path: str) -> list[Error]:
+def _scale_errors(question: Mapping[str, object], path: str) -> list[Error]:
     scale = question.get("scale")
     if not isinstance(scale, dict):
         return [_error(f"{path}/scale", 'must be an object {"min": int, "max": int}')]
@@ -116,7 +116,7 @@ def _scale_errors(question: Mapping[str, Any], path: str) -> list[Error]:
     return errors
 
 
-def _target_errors(question: Mapping[str, Any], path: str) -> list[Error]:
+def _target_errors(question: Mapping[str, object], path: str) -> list[Error]:
     target = question.get("target", "conversation")
     if target == "conversation":
         return []
@@ -126,7 +126,7 @@ def _target_errors(question: Mapping[str, Any], path: str) -> list[Error]:
     return [_error(f"{path}/target", f"must be conversation or one of {roles}")]
 
 
-def rubric_errors(questions: Any) -> list[Error]:
+def rubric_errors(questions: object) -> list[Error]:
     """What is wrong with a rubric's questions (an empty list when nothing is): at least one question, each with a
     key matching KEY_PATTERN whole, a one-line prompt, a known type and target, its options or scale, and no field
     the rubric does not know (the edit page could not give it back)."""

@@ -3,12 +3,12 @@ review lets a person see them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import (
     BooleanField,
     Count,
@@ -16,6 +16,7 @@ from django.db.models import (
     F,
     Func,
     IntegerField,
+    Model,
     OuterRef,
     Prefetch,
     Q,
@@ -27,6 +28,7 @@ from django.db.models.functions import TruncDate
 from django.http import Http404
 from django.utils import timezone
 
+from chats.json_types import JSON, JSONMapping
 from chats.models import Lease, Queue, QueueItem, Resolution, Review, ReviewState, RubricVersion
 from chats.review.agreement import QuestionGroup, rubric_agreement
 from chats.review.rubric import ORDINAL_TOLERANCE
@@ -39,7 +41,7 @@ def current_rubric(queue: Queue) -> RubricVersion:
     return RubricVersion.objects.filter(queue=queue).latest("version")
 
 
-def queues_visible(user: Any, roles: Roles) -> QuerySet[Queue]:
+def queues_visible(user: User | AnonymousUser, roles: Roles) -> QuerySet[Queue]:
     """The queues a person sees: every queue for leads and auditors, the queues they work for the others; with
     their members and rubric versions (a fixed number of queries)."""
     queues = (
@@ -58,7 +60,7 @@ def _visible(queues: QuerySet[Queue], user: Any, roles: Roles) -> QuerySet[Queue
     return queues.filter(members=user)
 
 
-def queue_visible(user: Any, roles: Roles, pk: int, *, detail: bool = False) -> Queue:
+def queue_visible(user: User | AnonymousUser, roles: Roles, pk: int, *, detail: bool = False) -> Queue:
     """One queue the person sees (with its members, rubric and item count when `detail`), or 404."""
     queues = queues_visible(user, roles) if detail else _visible(Queue.objects.all(), user, roles)
     queue = queues.filter(pk=pk).first()
@@ -91,7 +93,7 @@ class VisibleReviews:
     hidden: int  # submitted reviews of others the caller may not see yet
 
 
-def item_reviews(item: QueueItem, user: Any, roles: Roles) -> VisibleReviews:
+def item_reviews(item: QueueItem, user: User | AnonymousUser, roles: Roles) -> VisibleReviews:
     """Blind review: a reviewer sees their own review, and the others' submitted ones only once theirs is
     submitted; leads and auditors see every review. Drafts of others are never shown."""
     reviews = list(
@@ -122,7 +124,7 @@ def queue_choices() -> list[Queue]:
     return list(Queue.objects.order_by("name").only("pk", "name"))
 
 
-def queues_listed(user: Any, roles: Roles) -> QuerySet[Queue]:
+def queues_listed(user: User | AnonymousUser, roles: Roles) -> QuerySet[Queue]:
     """queues_visible with how many of each queue's items are done."""
     done = Q(items__submitted_count__gte=F("reviews_per_item"))
     return queues_visible(user, roles).annotate(done_count=Count("items", filter=done, distinct=True))
@@ -262,12 +264,12 @@ def _differ(kind: str, x: str, y: str) -> str:
     return f"{given} AND {x} <> {y}"
 
 
-def disagreement_sql(questions: list[dict[str, Any]]) -> RawSQL:
+def disagreement_sql(questions: Sequence[JSONMapping]) -> RawSQL:
     """A condition on a queue's item row (table chats_queueitem): two of its submitted reviews disagree on one of
     these questions, as `chats.review.rubric.disagreements` decides for the adjudication page (on any one message
     for a question about messages)."""
     parts: list[str] = []
-    params: list[str] = []
+    params: list[JSON] = []
     for question in questions:
         kind = question.get("type")
         if kind not in ("categorical", "boolean", "multi_label", "ordinal"):
@@ -424,7 +426,7 @@ def queue_reviewer_progress(queue: Queue) -> Progress:
     )
     open_items = QueueItem.objects.filter(queue=queue, submitted_count__lt=wanted).exclude(Exists(reviewed_by_them))
 
-    def count_of(rows: QuerySet[Any]) -> Subquery:
+    def count_of[M: Model](rows: QuerySet[M]) -> Subquery:
         # COUNT as a plain function: one row, no GROUP BY (Django's Count would group by the selected columns).
         return Subquery(
             rows.order_by().annotate(n=Func(F("pk"), function="COUNT", output_field=IntegerField())).values("n")

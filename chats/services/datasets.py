@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
@@ -21,6 +21,7 @@ from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
 from chats.export import active_path, export_conversation, training_record
 from chats.ingest import canonical as c
+from chats.json_types import JSONMapping, JSONObject
 from chats.models import Conversation, Dataset, DatasetFormat, DatasetItem, DatasetLine, Queue, Resolution
 from chats.review.pinning import path_sha256, path_to
 from chats.roles import lead_required, person_roles
@@ -31,7 +32,7 @@ from chats.services.audit import Actor, audit_record, audited_write
 BATCH_ITEMS = 100
 
 
-def _checked_name(name: Any) -> str:
+def _checked_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip() or len(name.strip()) > 200:
         raise InvalidInput([{"path": "/name", "message": "must be a non-empty string of at most 200 characters"}])
     if Dataset.objects.filter(name=name.strip()).exists():
@@ -39,11 +40,11 @@ def _checked_name(name: Any) -> str:
     return name.strip()
 
 
-def _line_text(line: dict[str, Any]) -> str:
+def _line_text(line: JSONMapping) -> str:
     return json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _provenance(dataset: Dataset, item: DatasetItem, conversation: Conversation) -> dict[str, Any]:
+def _provenance(dataset: Dataset, item: DatasetItem, conversation: Conversation) -> JSONObject:
     """Where a line came from: the dataset, the conversation, the queue, the item, the resolution, the lead, the
     rubric version, and the path judged (its last message and SHA-256)."""
     return {
@@ -98,7 +99,7 @@ def _lines(dataset: Dataset, item: DatasetItem, exportable: Exportable, frozen: 
     conversation = exportable.conversation
     provenance = _provenance(dataset, item, conversation)
     corrections = {item.correction_message_key: item.correction} if item.correction_message_key else {}
-    gold = {
+    gold: JSONObject = {
         "provenance": provenance,
         "answers": item.answers,
         "correction": item.correction,
@@ -164,7 +165,7 @@ def _resolutions(queue_ids: list[int]) -> QuerySet[Resolution]:
     )
 
 
-def _item_of(dataset: Dataset, resolution: Resolution, now: Any) -> DatasetItem:
+def _item_of(dataset: Dataset, resolution: Resolution, now: datetime) -> DatasetItem:
     queue_item = resolution.item
     return DatasetItem(
         dataset=dataset,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -19,6 +18,7 @@ from django.utils import timezone
 from chats.audit_actions import AuditAction
 from chats.errors import DomainError, InvalidInput
 from chats.filters import conversation_filter_checked
+from chats.json_types import JSONMapping, JSONObject
 from chats.models import Conversation, JobState, Queue, QueueRule, QueueRuleRun
 from chats.review.sampling import rule_takes
 from chats.roles import lead_required, person_roles
@@ -34,7 +34,7 @@ def _ensure_lead(actor: User) -> None:
     lead_required(person_roles(actor), "Only leads manage a queue's rules.")
 
 
-def _checked_name(name: Any, queue: Queue, rule: QueueRule | None = None) -> str:
+def _checked_name(name: object, queue: Queue, rule: QueueRule | None = None) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise InvalidInput([{"path": "/name", "message": "must be a non-empty string of at most 200 characters"}])
     taken = QueueRule.objects.filter(queue=queue, name=name.strip())
@@ -45,7 +45,7 @@ def _checked_name(name: Any, queue: Queue, rule: QueueRule | None = None) -> str
     return name.strip()
 
 
-def _checked_filters(filters: Any) -> dict[str, Any]:
+def _checked_filters(filters: object) -> JSONObject:
     _, errors = conversation_filter_checked(filters)
     if errors:
         raise InvalidInput(errors)
@@ -53,7 +53,7 @@ def _checked_filters(filters: Any) -> dict[str, Any]:
     return filters
 
 
-def _checked_rate(rate: Any) -> Decimal:
+def _checked_rate(rate: object) -> Decimal:
     try:
         value = Decimal(str(rate)) if not isinstance(rate, bool) else Decimal("NaN")
     except InvalidOperation:
@@ -63,13 +63,13 @@ def _checked_rate(rate: Any) -> Decimal:
     return value.quantize(Decimal("0.0001"))
 
 
-def _checked_enabled(enabled: Any) -> bool:
+def _checked_enabled(enabled: object) -> bool:
     if not isinstance(enabled, bool):
         raise InvalidInput([{"path": "/enabled", "message": "must be true or false"}])
     return enabled
 
 
-def _rule_state(rule: QueueRule) -> dict[str, Any]:
+def _rule_state(rule: QueueRule) -> JSONObject:
     return {
         "queue": rule.queue_id,
         "name": rule.name,
@@ -85,7 +85,7 @@ def rule_create(
     actor: User,
     queue: Queue,
     name: str,
-    filters: dict[str, Any],
+    filters: JSONMapping,
     sample_rate: Decimal | float | str = Decimal(1),
     enabled: bool = True,
 ) -> QueueRule:
@@ -115,7 +115,7 @@ def rule_update(
     actor: User,
     rule: QueueRule,
     name: str | None = None,
-    filters: dict[str, Any] | None = None,
+    filters: JSONMapping | None = None,
     sample_rate: Decimal | float | str | None = None,
     enabled: bool | None = None,
 ) -> bool:
@@ -226,7 +226,7 @@ def rule_run(*, actor: User, rule: QueueRule, run: QueueRuleRun | None = None) -
     added = queue_add_conversation_ids(
         actor=actor, queue=rule.queue, conversation_ids=_taken(rule, matching), rule=rule
     )
-    after: dict[str, Any] = {"added": added}
+    after: JSONObject = {"added": added}
     if run is not None:
         after["run"] = run.pk
     audit_record(

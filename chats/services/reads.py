@@ -18,9 +18,10 @@ window, so a reader served by N processes may be recorded up to N times in one w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Protocol
 from uuid import UUID
 
 from django.conf import settings
@@ -40,14 +41,23 @@ from chats.services.audit import Actor, audit_record, audited_write
 PRUNE_BATCH = 5000
 
 
-def _viewer_key(viewer: Any) -> str:
+class Viewer(Protocol):
+    """Who reads: a user (anonymous included), or a source acting by its key (`SourcePrincipal`)."""
+
+    @property
+    def is_authenticated(self) -> bool: ...
+
+    def get_username(self) -> str: ...
+
+
+def _viewer_key(viewer: Viewer) -> str:
     """The viewer as the window's cache key names it: a person by id (a username can change), else by name."""
     if isinstance(viewer, User):
         return f"user:{viewer.pk}"
     return str(viewer.get_username())
 
 
-def conversation_view_record(*, viewer: Any, conversation_uuid: UUID, via: ViewedVia) -> bool:
+def conversation_view_record(*, viewer: Viewer | None, conversation_uuid: UUID, via: ViewedVia) -> bool:
     """Record that `viewer` (a user, or a source acting by its key) opened this conversation, unless read audit is
     off or they already did within the window. Whether a row was inserted."""
     if not settings.MASTERBRAIN_READ_AUDIT or viewer is None or not viewer.is_authenticated:
@@ -64,7 +74,9 @@ def conversation_view_record(*, viewer: Any, conversation_uuid: UUID, via: Viewe
     return True
 
 
-def thread_open(conversation: Conversation, *, viewer: Any, via: ViewedVia = ViewedVia.PAGE, **window: Any) -> Thread:
+def thread_open(
+    conversation: Conversation, *, viewer: Viewer, via: ViewedVia = ViewedVia.PAGE, **window: int | None
+) -> Thread:
     """A window of the thread and all shown with it (`thread_read`, with `window`'s at, after, around, limit...),
     read by `viewer`: their view recorded first."""
     conversation_view_record(viewer=viewer, conversation_uuid=conversation.uuid, via=via)
@@ -72,7 +84,7 @@ def thread_open(conversation: Conversation, *, viewer: Any, via: ViewedVia = Vie
 
 
 def conversation_detail_open(
-    conversation: Conversation, *, viewer: Any, branch: Branch, window: dict[str, Any] | None = None
+    conversation: Conversation, *, viewer: Viewer, branch: Branch, window: Mapping[str, int | None] | None = None
 ) -> ConversationDetail:
     """The API's detail of a conversation (`conversation_detail`: the whole thread, or the window of its active path
     that `window`'s after and limit give `path_window`), read by `viewer`: their view recorded first."""

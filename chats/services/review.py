@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput, NotAllowed
+from chats.json_types import JSONObject
 from chats.models import (
     MAX_LEASE_MINUTES,
     MAX_REVIEWS_PER_ITEM,
@@ -79,20 +80,20 @@ def _checked_rubric(questions: Any) -> list[dict[str, Any]]:
     return normalized_questions(questions)
 
 
-def _checked_instructions(instructions: Any) -> str:
+def _checked_instructions(instructions: object) -> str:
     if not isinstance(instructions, str):
         raise InvalidInput([{"path": "/instructions", "message": "must be a string"}])
     check(instructions, "/instructions")
     return instructions
 
 
-def _checked_reviews_per_item(value: Any) -> int:
+def _checked_reviews_per_item(value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_REVIEWS_PER_ITEM:
         raise InvalidInput([{"path": "/reviews_per_item", "message": f"must be from 1 to {MAX_REVIEWS_PER_ITEM}"}])
     return value
 
 
-def _checked_name(name: Any, queue: Queue | None = None) -> str:
+def _checked_name(name: object, queue: Queue | None = None) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise InvalidInput([{"path": "/name", "message": "must be a non-empty string of at most 200 characters"}])
     check(name, "/name")
@@ -104,7 +105,7 @@ def _checked_name(name: Any, queue: Queue | None = None) -> str:
     return name.strip()
 
 
-def _queue_state(queue: Queue, rubric: RubricVersion) -> dict[str, Any]:
+def _queue_state(queue: Queue, rubric: RubricVersion) -> JSONObject:
     return {
         "name": queue.name,
         "instructions": queue.instructions,
@@ -221,7 +222,7 @@ def queue_add_conversation_ids(
         )
         added += len(missing)
     if added:
-        after: dict[str, Any] = {"added": added}
+        after: JSONObject = {"added": added}
         if rule is not None:
             after["rule"] = rule.pk
         audit_record(
@@ -230,7 +231,7 @@ def queue_add_conversation_ids(
     return added
 
 
-def _others_holding(item_ref: Any, reviewer: User, now: datetime) -> Any:
+def _others_holding(item_ref: OuterRef, reviewer: User, now: datetime) -> Subquery:
     held = Lease.objects.filter(item=item_ref, expires_at__gt=now).exclude(reviewer=reviewer)
     return Subquery(held.order_by().values("item").annotate(n=Count("pk")).values("n")[:1])
 
@@ -266,7 +267,7 @@ def _lease_duration(queue: Queue) -> timedelta:
     return timedelta(minutes=queue.lease_minutes)
 
 
-def _checked_lease_minutes(value: Any) -> int:
+def _checked_lease_minutes(value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LEASE_MINUTES:
         raise InvalidInput([{"path": "/lease_minutes", "message": f"must be from 1 to {MAX_LEASE_MINUTES}"}])
     return value
@@ -370,18 +371,18 @@ def item_release(*, actor: User, item: QueueItem, reviewer: User | None = None) 
     return len(holders)
 
 
-def _review_answers(item: QueueItem, answers: Any, *, complete: bool, pin: Pin) -> tuple[RubricVersion, dict[str, Any]]:
+def _review_answers(item: QueueItem, answers: object, *, complete: bool, pin: Pin) -> tuple[RubricVersion, JSONObject]:
     """`answers` checked against the queue's current rubric and the path the answer is about, `pin`
     (answers_errors: the one validator of reviews, drafts and resolutions)."""
     rubric = current_rubric(item.queue)
     errors = answers_errors(rubric.questions, answers, complete=complete, message_keys=pin.message_roles)
     if errors:
         raise InvalidInput(errors)
-    return rubric, cast(dict[str, Any], answers)
+    return rubric, cast(JSONObject, answers)
 
 
 @audited_write
-def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -> Review:
+def review_save_draft(*, reviewer: User, item: QueueItem, answers: object) -> Review:
     """Save `reviewer`'s answers so far (any subset) as a draft, under the queue's current rubric."""
     _ensure_member(item.queue, reviewer)
     pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
@@ -417,7 +418,7 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: dict[str, Any
 
 
 @audited_write
-def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -> Review:
+def review_submit(*, reviewer: User, item: QueueItem, answers: object) -> Review:
     """Submit `reviewer`'s review of `item`, once: every question but the text ones answered. The reviewer must
     hold the item, or the item must still have a free slot."""
     _ensure_member(item.queue, reviewer)
@@ -460,7 +461,7 @@ def review_submit(*, reviewer: User, item: QueueItem, answers: dict[str, Any]) -
 
 
 @audited_write
-def item_resolve(*, actor: User, item: QueueItem, answers: dict[str, Any], correction: str = "") -> Resolution:
+def item_resolve(*, actor: User, item: QueueItem, answers: object, correction: str = "") -> Resolution:
     """A lead's gold answer for `item` (every question but the text ones), and the final correction; a later
     resolution replaces it (a new row: a resolution is never changed in place), with the previous answers in the
     event."""
