@@ -40,7 +40,7 @@ REPLICA = "replica"
 LAG_TOLERATED = "replica_lag_tolerated"
 
 
-def replica_lag_tolerated[ViewT: Callable[..., Any]](view: ViewT) -> ViewT:
+def replica_lag_tolerated[ViewT: Callable[..., object] | type](view: ViewT) -> ViewT:
     """Declares that a view's GET (and HEAD) answers may be a moment old, so that its reads of ``REPLICA_MODELS`` may
     come from the replica: a view function (outermost, above its other decorators), or a class-based view (an
     APIView or a ViewSet: every GET it answers). Pages and API reads of conversations and artifacts, and the exports,
@@ -49,7 +49,7 @@ def replica_lag_tolerated[ViewT: Callable[..., Any]](view: ViewT) -> ViewT:
     return view
 
 
-def lag_tolerated(view: Callable[..., Any]) -> bool:
+def lag_tolerated(view: Callable[..., object]) -> bool:
     """Whether the view a URL resolved to (a function, or what a class's as_view() made) is marked as tolerating lag."""
     view_class = getattr(view, "view_class", None) or getattr(view, "cls", None)
     return bool(getattr(view, LAG_TOLERATED, False) or getattr(view_class, LAG_TOLERATED, False))
