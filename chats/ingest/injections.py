@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chats.ingest.canonical import Artifact, Issue, Message, ToolCall
+from chats.formats.canonical import Artifact, Issue, Message, ToolCall
 from chats.ingest.common import json_in_text
 
 _INJECT_PREFIX = "inject_airalogy_"

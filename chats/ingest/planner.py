@@ -18,8 +18,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from chats.export.common import rebuilds_as_received
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
+from chats.formats.openai_messages import rebuilds_as_received
 from chats.ingest import policy
 from chats.ingest.plans import (
     SUMMARY_FIELDS,

@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import EnumType, StrEnum
 from typing import Any
 
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.ingest.policy import ContextId
 
 # Conversation fields a later document may change (input_format stays: exports in it give the original back).
@@ -173,7 +173,7 @@ class MessageRow:
     content_key: uuid.UUID
     aliases: list[str]
     # The message exactly as received, to be stored; None where its canonical fields give it back
-    # (chats.export.common.rebuilds_as_received): a tool result is then stored once, not twice.
+    # (chats.formats.openai_messages.rebuilds_as_received): a tool result is then stored once, not twice.
     raw: Any = None
     on_active_path: bool = False
     is_orphan_result: bool = False
