@@ -43,6 +43,17 @@ SUMMARY_FIELDS = (
     "workflow",  # the workflow the scenario in force names (planner.workflow_of)
 )
 
+# Column widths of fields that are text, not ids: longer values are cut by the planner, once (the message's `raw`
+# and the receipt keep them whole). Ids are never cut.
+TITLE_LIMIT = 500
+USER_LIMIT = 255
+MODEL_NAME_LIMIT = 200
+ROLE_LIMIT = 64
+NAME_LIMIT = 255
+CALL_TYPE_LIMIT = 32
+FIRST_USER_TEXT_LIMIT = 300
+WORKFLOW_LIMIT = 200
+
 
 class _ChoicesType(EnumType):
     """An enumeration that offers what Django's choices do (`values`, `choices`, labelled as TextChoices labels an
