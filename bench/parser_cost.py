@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chats import ingest, jsonio
+from chats.formats.canonical import Issues, ParseError
 from chats.ingest import chatgpt_export
-from chats.ingest.canonical import ParseError
-from chats.ingest.common import Issues, context_pairs, extract_inline_reasoning, parse_arguments, split_think
+from chats.ingest.common import context_pairs, extract_inline_reasoning, parse_arguments, split_think
 from chats.ingest.injections import id_well_formed, injection_kind
 
 SMALL_BYTES = 10_000

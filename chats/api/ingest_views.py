@@ -22,7 +22,7 @@ from chats import ingest, jsonio
 from chats.api import serializers
 from chats.api.authentication import ApiKeyAuthentication, SourcePrincipal
 from chats.api.errors import errors_response
-from chats.ingest.canonical import Issue
+from chats.formats.canonical import Issue
 from chats.models import ApiKey, IngestionReceipt, Outcome, Source
 from chats.services.bulk_writer import conversations_ingest_bulk, cyclic_gc_paused
 from chats.services.documents import document_content

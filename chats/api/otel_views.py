@@ -27,8 +27,8 @@ from chats import jsonio
 from chats.api import serializers
 from chats.api.authentication import ApiKeyAuthentication
 from chats.api.ingest_views import IsSourceKey, _api_key, _media_type, _read_body, _Rejected, _result_body, _source
+from chats.formats.canonical import Issue
 from chats.ingest import otel as otel_format
-from chats.ingest.canonical import Issue
 from chats.models import Outcome
 from chats.services.otel import otel_traces_ingest
 from chats.services.receipts import receipt_reject_raw

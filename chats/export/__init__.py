@@ -1,6 +1,6 @@
 """Export a canonical conversation in any input format, and as a training record.
 
-Pure Python over the dataclasses of `chats.ingest.canonical`: no Django, no ORM. The caller (a view, a
+Pure Python over the dataclasses of `chats.formats.canonical`: no Django, no ORM. The caller (a view, a
 command) loads a `Conversation`, from a parser or rebuilt from the database, and serialises
 `ExportResult.document`.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chats.ingest.canonical import FORMATS, Conversation
+from chats.formats.canonical import FORMATS, Conversation
 
 from .capabilities import CAPABILITIES, CAPABILITY_NAMES
 from .common import ExportResult, active_path

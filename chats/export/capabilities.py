@@ -6,7 +6,7 @@ cannot drift apart.
 
 from __future__ import annotations
 
-from chats.ingest.canonical import Conversation, Message
+from chats.formats.canonical import Conversation, Message
 
 from .common import active_path, goes_out_raw, off_path_note, top_level_metadata
 

@@ -1,4 +1,6 @@
-"""Pieces every exporter shares: the active path, branch notes, OpenAI-style parts, messages and tool calls.
+"""Pieces every exporter shares: the active path, branch notes, messages as received, metadata, times.
+
+OpenAI-style parts, messages and tool calls built from the canonical fields are in chats.formats.openai_messages.
 
 Pure functions over the canonical dataclasses; no Django.
 """
@@ -10,16 +12,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
-from chats.ingest.canonical import Conversation, Message, ToolCall
-from chats.ingest.chat_graph import WRAPPER_KEY as GRAPH_WRAPPER_KEY
-from chats.ingest.common import ID_KEYS, Issues, parse_timestamp
-
-LEGACY_CALL_TYPE = "function_call"
-CUSTOM_CALL_TYPE = "custom"
-# A ChatGPT message addressed to a tool (`recipient: "python"`) is read as a call of this type.
-RECIPIENT_CALL_TYPE = "recipient"
+from chats.formats.canonical import ID_KEYS, Conversation, Issues, Message
+from chats.formats.chat_graph import WRAPPER_KEY as GRAPH_WRAPPER_KEY
+from chats.formats.openai_messages import OPENAI_MESSAGE_FORMATS
+from chats.formats.times import parse_timestamp
 
 
 @dataclass(slots=True)
@@ -82,10 +78,6 @@ def children_by_parent(messages: Iterable[Message]) -> dict[str | None, list[str
 
 # --- messages as received ---
 
-# Formats whose messages are OpenAI chat messages (chat_history's may also carry `context` pairs), so a message
-# received in one is valid as-is in another.
-OPENAI_MESSAGE_FORMATS = frozenset({"openai", "chat_document", "record_qa", "chat_history"})
-
 
 def goes_out_raw(conversation: Conversation, message: Message, target: str) -> bool:
     """Whether the message is exported exactly as received, rather than rebuilt from its canonical fields.
@@ -96,163 +88,6 @@ def goes_out_raw(conversation: Conversation, message: Message, target: str) -> b
         return False
     source = conversation.format
     return source == target or (source in OPENAI_MESSAGE_FORMATS and target in OPENAI_MESSAGE_FORMATS)
-
-
-def rebuilds_as_received(message: Message, conversation_format: str) -> bool:
-    """Whether the message needs no copy of itself as received: every export that would give back that copy
-    (`goes_out_raw`) gives back exactly the same message rebuilt from its canonical fields.
-
-    So it is for a message of a conversation in a format of OpenAI messages that carries no context pairs: the
-    exporters rebuild its messages with `openai_message` with these options whatever the target (only a
-    chat_history target adds context pairs, and it has none), and the rebuilt message must spell the same JSON
-    as the one received (keys in any order, as PostgreSQL's jsonb keeps them; 1 and 1.0 and true told apart).
-    """
-    if conversation_format not in OPENAI_MESSAGE_FORMATS or message.context_pairs or not isinstance(message.raw, dict):
-        return False
-    rebuilt = openai_message(message, keep_extra=True)
-    try:
-        return orjson.dumps(rebuilt, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
-            message.raw, option=orjson.OPT_SORT_KEYS
-        )
-    except orjson.JSONEncodeError:  # an integer beyond 64 bits, a lone surrogate: kept as received
-        return False
-
-
-# --- parts ---
-
-
-def openai_part(part: dict[str, Any]) -> Any:
-    """A canonical part as an OpenAI chat content part (an unknown part goes back exactly as received)."""
-    kind = part.get("type")
-    if kind == "text":
-        return {"type": "text", "text": part.get("text", "")}
-    if kind == "image":
-        image: dict[str, Any] = {"url": part.get("url", "")}
-        if part.get("detail"):
-            image["detail"] = part["detail"]
-        return {"type": "image_url", "image_url": image}
-    if kind == "audio":
-        audio = {key: value for key, value in part.items() if key != "type"}
-        return {"type": "input_audio", "input_audio": audio}
-    if kind == "file":
-        file = {key: value for key, value in part.items() if key != "type"}
-        return {"type": "file", "file": file}
-    if kind == "refusal":
-        return {"type": "refusal", "refusal": part.get("refusal", "")}
-    if kind == "unknown":
-        return part.get("raw")
-    # A part type this module does not know yet: keep it rather than lose it.
-    return dict(part)
-
-
-def text_of(parts: list[dict[str, Any]]) -> str:
-    """The text parts, one per line (as the parsers render them), for content that must be one string."""
-    return "\n".join(str(part.get("text", "")) for part in parts if part.get("type") == "text")
-
-
-def openai_content(message: Message, *, single_text_as_string: bool = False) -> Any:
-    """The `content` value of an OpenAI-style message: a string, None, or a list of parts.
-
-    A string stays a string; `single_text_as_string` also makes one text part a string, for messages from
-    formats where content is always a list of parts (a plain answer then reads as one). Outside a list, a
-    refusal is not content: it travels in the message's own `refusal` key (`openai_message`).
-    """
-    parts = message.parts
-    if message.content_is_null or message.content_is_string:
-        parts = [part for part in parts if part.get("type") != "refusal"]
-    if message.content_is_null and not parts:
-        return None
-    as_string = message.content_is_string or single_text_as_string
-    if as_string and len(parts) <= 1 and all(part.get("type") == "text" for part in parts):
-        return text_of(parts)
-    return [openai_part(part) for part in parts]
-
-
-def refusal_text(message: Message) -> str:
-    """The refusal that travels beside a string or null `content` ("" when none)."""
-    if not (message.content_is_null or message.content_is_string):
-        return ""
-    return "".join(str(part.get("refusal", "")) for part in message.parts if part.get("type") == "refusal")
-
-
-# --- tool calls ---
-
-
-def openai_tool_call(call: ToolCall) -> dict[str, Any]:
-    """A tool call in the `tool_calls` style; a custom call keeps its `custom: {name, input}` form."""
-    if call.type == CUSTOM_CALL_TYPE:
-        body: dict[str, Any] = {
-            "id": call.call_id,
-            "type": CUSTOM_CALL_TYPE,
-            "custom": {"name": call.name, "input": call.arguments},
-        }
-    else:
-        # Calls that were not `tool_calls` entries where they came from become plain function calls.
-        native = call.type not in (LEGACY_CALL_TYPE, RECIPIENT_CALL_TYPE)
-        body = {
-            "id": call.call_id,
-            "type": call.type if native else "function",
-            "function": {"name": call.name, "arguments": call.arguments},
-        }
-    # Unknown keys of the call object (for example a streaming `index`) go back as they came.
-    for key, value in call.extra.items():
-        body.setdefault(key, value)
-    return body
-
-
-def legacy_call(message: Message) -> ToolCall | None:
-    """The message's legacy `function_call`, which travels as its own key rather than in `tool_calls`."""
-    for call in message.tool_calls:
-        if call.type == LEGACY_CALL_TYPE:
-            return call
-    return None
-
-
-def modern_calls(message: Message) -> list[ToolCall]:
-    return [call for call in message.tool_calls if call.type != LEGACY_CALL_TYPE]
-
-
-# --- messages ---
-
-
-def openai_message(
-    message: Message,
-    *,
-    context_key: str | None = None,
-    single_text_as_string: bool = False,
-    keep_extra: bool = True,
-) -> dict[str, Any]:
-    """The message as an OpenAI chat message, built from its canonical fields.
-
-    `context_key` names the key the context pairs travel under in formats that have one (chat_history).
-    With `keep_extra`, the message's unknown keys follow verbatim, never overwriting a canonical field: so
-    nothing a client sent is lost, and a key another format could only keep as unknown (a chat_graph node's
-    `tool_calls`) comes back to life in a format that knows it.
-    """
-    out: dict[str, Any] = {"role": message.role}
-    if message.name:
-        out["name"] = message.name
-    out["content"] = openai_content(message, single_text_as_string=single_text_as_string)
-    refusal = refusal_text(message)
-    if refusal:
-        out["refusal"] = refusal
-    calls = modern_calls(message)
-    if calls:
-        out["tool_calls"] = [openai_tool_call(call) for call in calls]
-    legacy = legacy_call(message)
-    if legacy is not None:
-        out["function_call"] = {"name": legacy.name, "arguments": legacy.arguments}
-    if message.tool_call_id and not message.tool_call_id.startswith(f"{LEGACY_CALL_TYPE}:"):
-        # A legacy `function` answer is matched by name; its synthetic call id is not part of the format.
-        out["tool_call_id"] = message.tool_call_id
-    if message.reasoning:
-        out["reasoning_content"] = message.reasoning
-    if context_key and message.context_pairs:
-        out[context_key] = [list(pair) for pair in message.context_pairs]
-    if keep_extra:
-        for key, value in message.extra.items():
-            out.setdefault(key, value)
-    return out
 
 
 # Top-level keys a format defines (or that would make its document look like another format): a conversation's

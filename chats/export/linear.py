@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from chats.ingest.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, Conversation, Feedback, Message
+from chats.formats.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, Conversation, Feedback, Message
+from chats.formats.openai_messages import openai_message
 
 from .capabilities import omitted_notes
 from .common import (
@@ -22,7 +23,6 @@ from .common import (
     id_key_needed,
     iso_time,
     keeps_message_extra,
-    openai_message,
     spill_metadata,
 )
 

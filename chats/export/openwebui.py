@@ -15,9 +15,9 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from chats.ingest.canonical import FEEDBACK_ORIGIN_OPENWEBUI, Conversation, Feedback, Message
-from chats.ingest.chat_graph import OPENAI_STYLE_KEYS
-from chats.ingest.openwebui import ANNOTATION_KEY, MESSAGE_KEYS, METADATA_CHAT_KEY, NAME, RATINGS, quote_reasoning
+from chats.formats.canonical import FEEDBACK_ORIGIN_OPENWEBUI, Conversation, Feedback, Message
+from chats.formats.openai_messages import OPENAI_STYLE_KEYS, openai_tool_call, text_of
+from chats.formats.openwebui import ANNOTATION_KEY, MESSAGE_KEYS, METADATA_CHAT_KEY, RATINGS, quote_reasoning
 
 from .capabilities import omitted_notes
 from .common import (
@@ -29,10 +29,10 @@ from .common import (
     epoch_seconds,
     goes_out_raw,
     keeps_message_extra,
-    openai_tool_call,
     spill_metadata,
-    text_of,
 )
+
+NAME = "openwebui"
 
 # Message keys the openwebui parser reads: another format's unknown key of the same name would change its meaning.
 # (What the parser left in `extra` of a message received in this format goes back: it reads the same again.)

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from chats.ingest.canonical import Conversation, Message, ToolCall
+from chats.formats.canonical import Conversation, Message, ToolCall
+from chats.formats.openai_messages import openai_part, text_of
 
-from .common import active_path, openai_part, text_of
+from .common import active_path
 
 # Fine-tuning knows system, user, assistant and tool; older roles map onto them.
 _TRAINING_ROLES = {"developer": "system", "function": "tool"}

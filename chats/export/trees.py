@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from chats.ingest.canonical import Conversation, Message
-from chats.ingest.chat_graph import WRAPPER_KEY as GRAPH_WRAPPER_KEY
+from chats.formats.canonical import Conversation, Message
+from chats.formats.chat_graph import WRAPPER_KEY as GRAPH_WRAPPER_KEY
+from chats.formats.openai_messages import RECIPIENT_CALL_TYPE, openai_part, openai_tool_call
 
 from .capabilities import omitted_notes
 from .common import (
-    RECIPIENT_CALL_TYPE,
     ExportResult,
     active_path,
     chatgpt_fields_note,
@@ -24,8 +24,6 @@ from .common import (
     graph_wrapper,
     id_key_needed,
     keeps_message_extra,
-    openai_part,
-    openai_tool_call,
     spill_metadata,
 )
 

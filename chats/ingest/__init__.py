@@ -1,4 +1,4 @@
-"""Parsers from every input format to the canonical form (``canonical.py``), and format detection.
+"""Parsers from every input format to the canonical form (``chats.formats.canonical``), and format detection.
 
 Pure Python: no Django, no database. Input is decoded JSON; output is a ``Conversation`` with its warnings,
 or a ``ParseError`` carrying every error found, each located by a JSON pointer into the document.
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from chats.formats.canonical import FORMATS as FORMATS
+from chats.formats.canonical import Conversation, Issue, ParseError
 from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, openwebui, record_qa
-from chats.ingest.canonical import FORMATS as FORMATS
-from chats.ingest.canonical import Conversation, Issue, ParseError
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,17 +9,9 @@ from __future__ import annotations
 
 from typing import TypeGuard
 
-from chats.ingest.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, Conversation, Feedback, Message
-from chats.ingest.common import (
-    Issues,
-    explicit_id,
-    optional_text,
-    original_times,
-    parse_timestamp,
-    require_messages,
-    shape_error,
-    unmapped_keys,
-)
+from chats.formats.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, Conversation, Feedback, Issues, Message
+from chats.formats.times import parse_timestamp
+from chats.ingest.common import explicit_id, optional_text, original_times, require_messages, shape_error, unmapped_keys
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.openai import MessageChain
 from chats.json_types import JSONMapping, JSONObject

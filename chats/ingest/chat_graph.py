@@ -20,16 +20,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chats.ingest.canonical import Conversation, Issue, Message
+from chats.formats.canonical import Conversation, Issue, Issues, Message
+from chats.formats.chat_graph import WRAPPER_KEY
+from chats.formats.openai_messages import OPENAI_STYLE_KEYS
+from chats.formats.times import parse_timestamp
 from chats.ingest.common import (
-    Issues,
     context_pairs,
     explicit_id,
     extract_inline_reasoning,
     message_author,
     parents_first,
     parse_nested,
-    parse_timestamp,
     require_messages,
     shape_error,
     unmapped_keys,
@@ -41,13 +42,10 @@ from chats.json_types import JSONObject
 
 NAME = "chat_graph"
 EXPECTS = "an object with a 'nodes' list (or such an object under a 'chat_graph' key)"
-# The key a wrapped graph comes under: {"chat_graph": {"conversation_id": ..., "nodes": [...]}, ...}.
-WRAPPER_KEY = "chat_graph"
 
 _MAPPED = frozenset({"conversation_id", "nodes"})
 _NODE_KEYS = frozenset({"node_id", "parent_id", "timestamp", "message"})
-# OpenAI-style keys a node's message may carry (see OpenAIStyleKeys).
-OPENAI_STYLE_KEYS = frozenset({"name", "tool_calls", "function_call", "tool_call_id", "refusal", "reasoning_content"})
+# A node message's keys read into fields: its own, and the OpenAI-style ones it may carry (see OpenAIStyleKeys).
 _MESSAGE_KEYS = frozenset({"id", "author", "content", "context"}) | OPENAI_STYLE_KEYS
 _NODE_PATH = re.compile(r"^(/nodes/\d+)/")
 

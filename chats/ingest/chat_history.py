@@ -8,15 +8,8 @@ from __future__ import annotations
 
 from typing import TypeGuard
 
-from chats.ingest.canonical import Conversation
-from chats.ingest.common import (
-    Issues,
-    context_pairs,
-    explicit_id,
-    require_messages,
-    shape_error,
-    unmapped_keys,
-)
+from chats.formats.canonical import Conversation, Issues
+from chats.ingest.common import context_pairs, explicit_id, require_messages, shape_error, unmapped_keys
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.openai import MessageChain
 from chats.json_types import JSONObject

@@ -16,17 +16,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chats.ingest.canonical import (
+from chats.formats.canonical import (
     FEEDBACK_ORIGIN_CHATGPT,
     Conversation,
     Feedback,
     Issue,
+    Issues,
     Message,
     ToolCall,
 )
+from chats.formats.times import parse_timestamp
 from chats.ingest.chat_graph import OpenAIStyleKeys
 from chats.ingest.common import (
-    Issues,
     external_id,
     json_in_text,
     message_author,
@@ -34,7 +35,6 @@ from chats.ingest.common import (
     parents_first,
     parse_arguments,
     parse_export_item,
-    parse_timestamp,
     pointer,
     require_messages,
     shape_error,

@@ -1,39 +1,18 @@
-"""Helpers shared by the format parsers: issues, JSON pointers, ids, timestamps, inline reasoning, tool arguments,
-trees.
+"""Helpers shared by the format parsers: JSON pointers, ids, timestamps, inline reasoning, tool arguments, trees.
 
 Everything here works on decoded JSON (dicts, lists, strings, numbers) and copies no value it does not change.
-The reading of message content into canonical parts lives in chats.ingest.parts.
+The reading of message content into canonical parts lives in chats.ingest.parts; `Issues` (the warnings and
+errors found) in chats.formats.canonical, and the reading of timestamps in chats.formats.times.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from chats import jsonio, storable
-from chats.ingest.canonical import Conversation, Issue, ParseError
+from chats.formats.canonical import ID_KEYS, Conversation, Issue, Issues, ParseError
 from chats.json_types import JSON, JSONMapping, JSONObject
-
-
-class Issues:
-    """The warnings and errors found while parsing one document."""
-
-    __slots__ = ("errors", "warnings")
-
-    def __init__(self) -> None:
-        self.warnings: list[Issue] = []
-        self.errors: list[Issue] = []
-
-    def warn(self, path: str, message: str) -> None:
-        self.warnings.append(Issue(path, message))
-
-    def error(self, path: str, message: str) -> None:
-        self.errors.append(Issue(path, message))
-
-    def raise_errors(self) -> None:
-        if self.errors:
-            raise ParseError(self.errors)
 
 
 def pointer(base: str, *tokens: str | int) -> str:
@@ -125,10 +104,6 @@ def external_id(value: object, path: str, issues: Issues) -> str | None:
     return None
 
 
-# The keys a conversation id is found under, in order of preference (design notes §3, rule 1).
-ID_KEYS = ("chat_id", "conversation_id", "id", "thread_id")
-
-
 def explicit_id(document: JSONMapping, issues: Issues) -> str | None:
     """The conversation id a document carries under the first of ID_KEYS it has (None when it has none).
 
@@ -141,58 +116,10 @@ def explicit_id(document: JSONMapping, issues: Issues) -> str | None:
     return None
 
 
-def parse_timestamp(value: object, path: str, issues: Issues) -> datetime | None:
-    """An aware UTC datetime from ISO 8601 text, epoch seconds (number or numeric string), or None.
-
-    Naive ISO text is read as UTC with a warning (some producers write local time without an offset). A value
-    that is none of these gives a warning and None: a bad timestamp never rejects a conversation.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        issues.warn(path, f"not a timestamp: {value!r}")
-        return None
-    if isinstance(value, int | float):
-        return _from_epoch(value, path, issues)
-    if not isinstance(value, str):
-        issues.warn(path, f"not a timestamp: {value!r}")
-        return None
-    text = value.strip()
-    if not text:
-        return None
-    try:
-        number = float(text)
-    except ValueError:
-        pass
-    else:
-        return _from_epoch(number, path, issues)
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        issues.warn(path, f"not a timestamp: {value!r}")
-        return None
-    if moment.tzinfo is None:
-        issues.warn(path, f"timestamp {value!r} has no UTC offset; read as UTC")
-        return moment.replace(tzinfo=UTC)
-    try:
-        return moment.astimezone(UTC)
-    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first representable UTC moment
-        issues.warn(path, f"timestamp out of range: {value!r}")
-        return None
-
-
 def original_times(document: JSONMapping, keys: tuple[str, ...]) -> JSONObject:
     """The document's times under ``keys`` exactly as written (offset, naive form, precision and type), so that
     an export can give them back: the stored instants are in UTC."""
     return {key: document[key] for key in keys if document.get(key) is not None}
-
-
-def _from_epoch(seconds: float, path: str, issues: Issues) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(seconds, UTC)
-    except (ValueError, OverflowError, OSError):
-        issues.warn(path, f"epoch timestamp out of range: {seconds!r}")
-        return None
 
 
 # --- inline reasoning ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 
 
 def assign_content_keys(parsed: c.Conversation) -> None:

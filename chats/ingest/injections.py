@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from chats.ingest.canonical import Artifact, Issue, Message, ToolCall
+from chats.formats.canonical import Artifact, Issue, Message, ToolCall
 from chats.ingest.common import json_in_text
 from chats.json_types import JSONMapping, JSONObject
 

@@ -6,14 +6,8 @@ import json
 from collections import deque
 from typing import TypeGuard
 
-from chats.ingest.canonical import Conversation, Issue, Message, ToolCall, chain_key, content_key
-from chats.ingest.common import (
-    Issues,
-    extract_inline_reasoning,
-    parse_arguments,
-    require_messages,
-    shape_error,
-)
+from chats.formats.canonical import Conversation, Issue, Issues, Message, ToolCall, chain_key, content_key
+from chats.ingest.common import extract_inline_reasoning, parse_arguments, require_messages, shape_error
 from chats.ingest.injections import extract_artifacts
 from chats.ingest.parts import content_parts, render_text
 from chats.json_types import JSON, JSONArray, JSONObject

@@ -25,28 +25,36 @@ verbatim in ``metadata``; so are the ``chat`` object's keys that no field holds,
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from chats.ingest.canonical import (
+from chats.formats.canonical import (
     FEEDBACK_ORIGIN_OPENWEBUI,
     Conversation,
     Feedback,
+    Issues,
     Message,
     canonical_json,
 )
-from chats.ingest.chat_graph import OPENAI_STYLE_KEYS, OpenAIStyleKeys
+from chats.formats.openai_messages import OPENAI_STYLE_KEYS
+from chats.formats.openwebui import (
+    ANNOTATION_KEY,
+    MESSAGE_KEYS,
+    METADATA_CHAT_KEY,
+    RATINGS,
+    REASONING_OPEN,
+    split_reasoning,
+)
+from chats.formats.times import parse_timestamp
+from chats.ingest.chat_graph import OpenAIStyleKeys
 from chats.ingest.common import (
-    Issues,
     external_id,
     extract_inline_reasoning,
     optional_text,
     original_times,
     parents_first,
     parse_export_item,
-    parse_timestamp,
     pointer,
     require_messages,
     shape_error,
@@ -66,18 +74,6 @@ _MAPPED = frozenset({"id", "user_id", "title", "chat", "created_at", "updated_at
 # in metadata["chat"].
 _CHAT_MAPPED = frozenset({"history", "messages"})
 _HISTORY_MAPPED = frozenset({"messages", "currentId"})
-# The message keys read into fields (an `annotation` that is no rating stays in extra).
-MESSAGE_KEYS = frozenset({"id", "parentId", "childrenIds", "role", "content", "timestamp", "files"})
-ANNOTATION_KEY = "annotation"
-METADATA_CHAT_KEY = "chat"
-RATINGS = (1, -1)
-
-REASONING_OPEN = '<details type="reasoning"'
-_CLOSE = "</details>"
-_LINE_CLOSE = "\n" + _CLOSE
-_SUMMARY_OPEN = "<summary>"
-_SUMMARY_CLOSE = "</summary>"
-_ESCAPED_QUOTE = "&gt;"
 
 
 def matches(document: object) -> bool:
@@ -386,69 +382,3 @@ def file_part(entry: Any) -> dict[str, Any]:
             if fields:
                 return {"type": "file", **fields}
     return {"type": "unknown", "raw": entry}
-
-
-# --- reasoning ----------------------------------------------------------------------------------------------
-
-
-def split_reasoning(text: str) -> tuple[str, str]:
-    """Split Open WebUI's ``<details type="reasoning">`` blocks from an answer: (answer, reasoning).
-
-    A block closes at the first ``</details>`` that starts a line (its quoted lines start with ``>``, so none
-    can), else at the first ``</details>``; a block never closed (a reply cut off while thinking) runs to the
-    end. The newline after a block goes with it. Linear time: each search starts where the last one ended,
-    and a search that found nothing is not repeated.
-    """
-    if REASONING_OPEN not in text:
-        return text, ""
-    answer: list[str] = []
-    reasoning: list[str] = []
-    position = 0
-    line_close = plain_close = 0  # where the next closing tag is (-1: there is none), from earlier searches
-    while True:
-        start = text.find(REASONING_OPEN, position)
-        if start < 0:
-            answer.append(text[position:])
-            break
-        tag_end = text.find(">", start + len(REASONING_OPEN))
-        if tag_end < 0:  # an opening tag cut off: not a block
-            answer.append(text[position:])
-            break
-        answer.append(text[position:start])
-        body_start = tag_end + 1
-        if 0 <= line_close < body_start:
-            line_close = text.find(_LINE_CLOSE, body_start)
-        if line_close >= 0:
-            body_end, after = line_close, line_close + len(_LINE_CLOSE)
-        else:
-            if 0 <= plain_close < body_start:
-                plain_close = text.find(_CLOSE, body_start)
-            body_end = plain_close if plain_close >= 0 else len(text)
-            after = body_end + len(_CLOSE) if plain_close >= 0 else len(text)
-        body = text[body_start:body_end]
-        thought = _unquote(body if body_end < len(text) else body.rstrip("\n"))
-        if thought:
-            reasoning.append(thought)
-        position = after + 1 if text.startswith("\n", after) else after
-    return "".join(answer), "\n\n".join(reasoning)
-
-
-def _unquote(body: str) -> str:
-    """The reasoning inside a block: the ``<summary>`` line dropped, ``> `` taken off each line."""
-    body = body.removeprefix("\n")
-    if body.startswith(_SUMMARY_OPEN):
-        summary_end = body.find(_SUMMARY_CLOSE)
-        if summary_end >= 0:
-            body = body[summary_end + len(_SUMMARY_CLOSE) :].removeprefix("\n")
-    lines = body.split("\n")
-    if not any(line.startswith(">") for line in lines) and any(line.startswith(_ESCAPED_QUOTE) for line in lines):
-        lines = html.unescape(body).split("\n")  # newer versions escape the quoted reasoning
-    return "\n".join(
-        line[2:] if line.startswith("> ") else line[1:] if line.startswith(">") else line for line in lines
-    )
-
-
-def quote_reasoning(reasoning: str) -> str:
-    """A reasoning block as Open WebUI writes one (without a duration, which the canonical form does not keep)."""
-    quoted = "\n".join(f"> {line}" for line in reasoning.split("\n"))
-    return f'{REASONING_OPEN} done="true">\n{_SUMMARY_OPEN}Thought{_SUMMARY_CLOSE}\n{quoted}{_LINE_CLOSE}\n'

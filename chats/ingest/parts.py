@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chats.ingest.common import Issues, pointer
+from chats.formats.canonical import Issues
+from chats.ingest.common import pointer
 from chats.json_types import JSONObject
 
 # --- content parts ------------------------------------------------------------------------------------------

@@ -3,9 +3,11 @@
 ``plan_document(parsed, stored)`` is a pure function. It takes a parsed document and a snapshot of the stored
 conversation it belongs to (``None`` when there is none yet) and returns a ``Plan``: the rows to insert, the rows to
 change, the conversation's new summary, the policy verdicts of its injections (``chats.ingest.policy``), the
-warnings and the outcome. Column limits are applied here, once. The
-writers (``chats.services.plan_writer`` row by row through the ORM, ``chats.services.bulk_writer`` by COPY for a batch) only carry
-plans out, so a document means the same thing however it arrives.
+warnings and the outcome. Column limits (``chats.ingest.plans``) are applied here, once. The injected artifacts with
+their policy verdicts (``chats.ingest.plan_artifacts``) and the feedback that came with the data
+(``chats.ingest.plan_feedback``) are planned by the pure functions of sibling modules, called from here. The writers
+(``chats.services.plan_writer`` row by row through the ORM, ``chats.services.bulk_writer`` by COPY for a batch) only
+carry plans out, so a document means the same thing however it arrives.
 
 Its inputs and outputs are plain data (``chats.ingest.plans``); which conversation a document belongs to is decided
 just as purely by ``chats.ingest.identity``.
@@ -13,43 +15,37 @@ just as purely by ``chats.ingest.identity``.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from datetime import datetime
 from typing import Any
 
-from chats.export.common import rebuilds_as_received
-from chats.ingest import canonical as c
-from chats.ingest import policy
+from chats.formats import canonical as c
+from chats.formats.openai_messages import rebuilds_as_received
+from chats.ingest.plan_artifacts import plan_artifacts, plan_policy
+from chats.ingest.plan_feedback import plan_feedback
 from chats.ingest.plans import (
+    CALL_TYPE_LIMIT,
+    FIRST_USER_TEXT_LIMIT,
+    MODEL_NAME_LIMIT,
+    NAME_LIMIT,
+    ROLE_LIMIT,
     SUMMARY_FIELDS,
+    TITLE_LIMIT,
+    USER_LIMIT,
+    WORKFLOW_LIMIT,
     ArtifactRow,
     CallRow,
     Change,
     Creation,
-    FeedbackRow,
     MessageRow,
     Plan,
     Stored,
-    StoredArtifact,
-    StoredFeedback,
     new_index,
     new_ref,
 )
 
 # Formats whose messages form one chain with no ids of their own (design notes §3, rule 4).
 LINEAR_FORMATS = frozenset({"openai", "chat_document", "record_qa", "chat_history"})
-
-# Column widths of fields that are text, not ids: longer values are cut here, once (the message's `raw` and the
-# receipt keep them whole). Ids are never cut.
-TITLE_LIMIT = 500
-USER_LIMIT = 255
-MODEL_NAME_LIMIT = 200
-ROLE_LIMIT = 64
-NAME_LIMIT = 255
-CALL_TYPE_LIMIT = 32
-FIRST_USER_TEXT_LIMIT = 300
-WORKFLOW_LIMIT = 200
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -161,8 +157,8 @@ class _Planner:
             )
         aliases = self._match_messages()
         calls, call_results, call_ref_by_id = self._plan_calls()
-        artifacts, resolved = self._plan_artifacts(call_ref_by_id, calls)
-        feedback, updates, withdrawn, feedback_delta = self._plan_feedback()
+        artifacts, resolved = plan_artifacts(parsed, stored, call_ref_by_id, calls)
+        feedback, updates, withdrawn, feedback_delta = plan_feedback(parsed, stored, self.ref_of)
         leaf_key, path_on, path_off = self._plan_active_path()
 
         fields = conversation_fields(parsed)
@@ -188,7 +184,7 @@ class _Planner:
             if context_changed or stored is None
             else stored.fields.get("injection_context")
         )
-        verdicts, context_ids, violation = self._plan_policy(context, context_changed, artifacts, resolved)
+        verdicts, context_ids, violation = plan_policy(stored, context, context_changed, artifacts, resolved)
         if before is not None and stored is not None and violation != stored.summary.get("policy_violation"):
             before["policy_violation"] = stored.summary.get("policy_violation")
 
@@ -384,107 +380,6 @@ class _Planner:
             if row.message.tool_call_id and row.message.tool_call_id not in known:
                 row.is_orphan_result = True
         return rows, late, call_ref_by_id
-
-    def _plan_artifacts(
-        self, call_ref_by_id: dict[str, int], calls: list[CallRow]
-    ) -> tuple[list[ArtifactRow], dict[int, Any]]:
-        stored = self.stored
-        existing = {(a.call_id, a.artifact_id): a for a in stored.artifacts} if stored is not None else {}
-        call_message = {call.pk: call.message for call in stored.calls} if stored is not None else {}
-        rows: list[ArtifactRow] = []
-        resolved: dict[int, Any] = {}
-        planned: set[tuple[int, str]] = set()
-        for artifact in self.parsed.artifacts:
-            call_ref = call_ref_by_id.get(artifact.tool_call_id)
-            if call_ref is None or not (artifact.requested or artifact.resolved):
-                continue
-            found = existing.get((artifact.tool_call_id, artifact.artifact_id))
-            if found is not None:
-                if artifact.resolved and not found.resolved:
-                    # The result arrived after the call was stored: record what it resolved to.
-                    resolved[found.pk] = artifact.payload
-                continue
-            if (call_ref, artifact.artifact_id) in planned:
-                continue
-            planned.add((call_ref, artifact.artifact_id))
-            message = calls[new_index(call_ref)].message if call_ref < 0 else call_message[call_ref]
-            rows.append(
-                ArtifactRow(
-                    message=message, call=call_ref, artifact=artifact, tool_name=artifact.tool_name[:NAME_LIMIT]
-                )
-            )
-        return rows, resolved
-
-    def _plan_policy(
-        self, context: Any, context_changed: bool, rows: list[ArtifactRow], resolved: dict[int, Any]
-    ) -> tuple[dict[int, str | None], list[policy.ContextId] | None, bool | None]:
-        """The policy verdicts of every artifact of the conversation (stored and new) under the context in force,
-        and the state of every id it lists: (changed verdicts of stored artifacts, the listed ids when they may have
-        changed, whether the conversation is a policy violation). The new rows get their verdicts.
-
-        The listed ids follow from the context and the injections alone: they are given again (to replace the
-        stored ones) when either changed, so the stored ones need not be read."""
-        stored = self.stored
-        stored_artifacts: list[StoredArtifact] = stored.artifacts if stored is not None else []
-        injections: list[policy.Injected] = [
-            dataclasses.replace(a, resolved=True) if a.pk in resolved else a for a in stored_artifacts
-        ]
-        injections.extend(row.artifact for row in rows)
-        decided = policy.policy_verdicts(policy.read_context(context), injections)
-        verdicts: tuple[str | None, ...] = decided.artifacts if decided is not None else (None,) * len(injections)
-        for row, verdict in zip(rows, verdicts[len(stored_artifacts) :], strict=True):
-            row.verdict = verdict
-        changed = {
-            a.pk: verdict for a, verdict in zip(stored_artifacts, verdicts, strict=False) if a.verdict != verdict
-        }
-        listed = list(decided.context_ids) if decided is not None else []
-        had_context = stored is not None and stored.summary.get("policy_violation") is not None
-        context_ids: list[policy.ContextId] | None = None
-        if (listed or had_context) and (stored is None or context_changed or rows or resolved):
-            context_ids = listed
-        return changed, context_ids, decided.violation if decided is not None else None
-
-    def _plan_feedback(
-        self,
-    ) -> tuple[list[FeedbackRow], list[tuple[int, c.Feedback]], list[StoredFeedback], tuple[int, int, int]]:
-        """Feedback that came with the data: the producer's latest word wins, and a document that states an
-        origin's feedback for its messages withdraws what it no longer states."""
-        stored = {(f.message, f.origin): f for f in self.stored.feedback} if self.stored is not None else {}
-        latest: dict[tuple[int | None, str], c.Feedback] = {}
-        for item in self.parsed.feedback:
-            target = self.ref_of.get(item.message_key) if item.message_key else None
-            if item.message_key and target is None:
-                continue
-            latest[(target, item.origin)] = item
-        rows: list[FeedbackRow] = []
-        updates: list[tuple[int, c.Feedback]] = []
-        count = up = down = 0
-        for (target, origin), item in latest.items():
-            current = stored.get((target, origin)) if target is None or target >= 0 else None
-            if current is None:
-                rows.append(FeedbackRow(target, item))
-                count += 1
-                up += item.score == 1
-                down += item.score == -1
-            elif (current.score, current.comment, current.raw) != (item.score, item.comment or "", item.raw):
-                updates.append((current.pk, item))
-                up += (item.score == 1) - (current.score == 1)
-                down += (item.score == -1) - (current.score == -1)
-        withdrawn: list[StoredFeedback] = []
-        if self.parsed.feedback_origins:
-            covered = set(self.ref_of.values())
-            for (target, origin), current in stored.items():
-                if (
-                    origin in self.parsed.feedback_origins
-                    and target is not None
-                    and target in covered
-                    and (target, origin) not in latest
-                ):
-                    withdrawn.append(current)
-                    count -= 1
-                    up -= current.score == 1
-                    down -= current.score == -1
-        return rows, updates, withdrawn, (count, up, down)
 
     def _plan_active_path(self) -> tuple[str | None, list[int], list[int]]:
         """The active path: the input's own choice when it makes one (current_node), else the newest leaf it sent.

@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import EnumType, StrEnum
 from typing import Any
 
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.ingest.policy import ContextId
 
 # Conversation fields a later document may change (input_format stays: exports in it give the original back).
@@ -42,6 +42,17 @@ SUMMARY_FIELDS = (
     "policy_violation",  # None: the conversation has no injection context (see chats.ingest.policy)
     "workflow",  # the workflow the scenario in force names (planner.workflow_of)
 )
+
+# Column widths of fields that are text, not ids: longer values are cut by the planner, once (the message's `raw`
+# and the receipt keep them whole). Ids are never cut.
+TITLE_LIMIT = 500
+USER_LIMIT = 255
+MODEL_NAME_LIMIT = 200
+ROLE_LIMIT = 64
+NAME_LIMIT = 255
+CALL_TYPE_LIMIT = 32
+FIRST_USER_TEXT_LIMIT = 300
+WORKFLOW_LIMIT = 200
 
 
 class _ChoicesType(EnumType):
@@ -173,7 +184,7 @@ class MessageRow:
     content_key: uuid.UUID
     aliases: list[str]
     # The message exactly as received, to be stored; None where its canonical fields give it back
-    # (chats.export.common.rebuilds_as_received): a tool result is then stored once, not twice.
+    # (chats.formats.openai_messages.rebuilds_as_received): a tool result is then stored once, not twice.
     raw: Any = None
     on_active_path: bool = False
     is_orphan_result: bool = False

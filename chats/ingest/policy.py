@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from chats.ingest.canonical import Issue
+from chats.formats.canonical import Issue
 from chats.ingest.common import pointer
 from chats.ingest.injections import id_well_formed, injection_kind, is_id_list_key
 

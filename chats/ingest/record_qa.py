@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypeGuard
 
-from chats.ingest.canonical import Conversation
+from chats.formats.canonical import Conversation
 from chats.ingest.chat_document import parse_wrapped
 from chats.ingest.common import shape_error
 from chats.ingest.policy import read_context

@@ -213,7 +213,8 @@ class Message(models.Model):
     recipient = models.CharField(max_length=255, blank=True)
     extra = models.JSONField(default=dict, blank=True)  # unknown keys, verbatim
     # The message exactly as received, when its canonical fields do not give it back; None when they do
-    # (chats.export.common.rebuilds_as_received: most OpenAI-shaped messages), so that its text is stored once.
+    # (chats.formats.openai_messages.rebuilds_as_received: most OpenAI-shaped messages), so that its text is
+    # stored once.
     raw = models.JSONField(null=True, blank=True)
     # Where the message stood in the document it first came in ("/main_messages/3", "/nodes/7"): an export in
     # that format puts it back under the same key.

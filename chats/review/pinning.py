@@ -5,7 +5,7 @@ The path hash is the one definition every pin uses (leases, reviews, resolutions
 
     SHA-256 over the UTF-8 of the compact JSON list `[[key, content_key], ...]` of the path's messages, from the
     root to the leaf, where `key` is the message's key and `content_key` the hex of its content key (a digest of
-    its own content and its parent's content key, `chats.ingest.canonical.content_key`), or null for a message
+    its own content and its parent's content key, `chats.formats.canonical.content_key`), or null for a message
     stored without one.
 
 Two paths with the same messages in the same order have the same hash; a path that grew, or another branch, has

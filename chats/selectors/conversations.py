@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import F, Q, QuerySet
 
 from chats import cursors
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.models import ContextArtifactId, Conversation, Feedback, InjectedArtifact, Message, ReviewStatus, ToolCall
 from chats.selectors.exports import Branch, canonical_artifact
 from chats.selectors.search import BoundedCount

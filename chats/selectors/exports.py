@@ -20,7 +20,7 @@ from django.http import QueryDict
 
 from chats.export import FORMATS, export_conversation, training_record
 from chats.filters import ExportFilter
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.models import (
     ContentForm,
     ContextArtifactId,

@@ -20,7 +20,7 @@ from django.utils import timezone
 from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
 from chats.export import active_path, export_conversation, training_record
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.json_types import JSONMapping, JSONObject
 from chats.models import Conversation, Dataset, DatasetFormat, DatasetItem, DatasetLine, Queue, Resolution
 from chats.review.pinning import path_sha256, path_to

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 
 from chats import ingest, storable
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.ingest import identity
 from chats.ingest.chatgpt_export import apply_message_feedback
 from chats.models import IngestionReceipt

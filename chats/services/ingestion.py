@@ -25,7 +25,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from chats.audit_actions import AuditAction
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.ingest import identity, planner, plans
 from chats.models import (
     ApiKey,

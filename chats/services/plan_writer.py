@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db import connection
 
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.ingest import plans
 from chats.models import (
     ContentForm,

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.models import ApiKey, IngestionReceipt, Outcome, ReceiptPayload, Source
 from chats.services.audit import Actor, audit_record, audited_write
 from chats.services.documents import Prepared

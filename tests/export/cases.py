@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from chats.export import CAPABILITIES, FORMATS, active_path
+from chats.formats.canonical import Conversation, Message, ParseError
 from chats.ingest import parse_document
-from chats.ingest.canonical import Conversation, Message, ParseError
 from chats.ingest.files import iter_items
 from tests.factories.documents import valid_documents
 from tests.factories.export_documents import DOCUMENTS

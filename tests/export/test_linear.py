@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from chats.export import active_path, export_conversation
+from chats.formats.canonical import Feedback, Message
 from chats.ingest import parse_document
-from chats.ingest.canonical import Feedback, Message
 from tests.factories.export_documents import CHAT_DOCUMENT, CHAT_GRAPH, CHATGPT_EXPORT
 from tests.factories.exports import branched_conversation, injection_conversation, text_message, tool_conversation
 

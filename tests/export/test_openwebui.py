@@ -6,8 +6,8 @@ import copy
 from typing import Any
 
 from chats.export import export_conversation
+from chats.formats.canonical import Feedback, Message
 from chats.ingest import parse_document
-from chats.ingest.canonical import Feedback, Message
 from tests.factories.documents import load_fixture
 from tests.factories.exports import branched_conversation, injection_conversation, text_message, tool_conversation
 

@@ -1,6 +1,6 @@
 """Round trips through the database: a document stored, then exported in its own format, comes back as the
 same-format round trip without the database gives it back. Most OpenAI-shaped messages are stored without a copy of
-themselves as received (chats.export.common.rebuilds_as_received); their exports must not tell."""
+themselves as received (chats.formats.openai_messages.rebuilds_as_received); their exports must not tell."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chats.export import export_conversation
-from chats.export.common import OPENAI_MESSAGE_FORMATS
+from chats.formats.openai_messages import OPENAI_MESSAGE_FORMATS
 from chats.ingest import parse_document
 from chats.models import Message, Source
 from chats.selectors.exports import conversation_to_canonical

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from chats.ingest.canonical import Artifact, Conversation, Feedback, Message, ToolCall
+from chats.formats.canonical import Artifact, Conversation, Feedback, Message, ToolCall
 
 
 def text_message(key: str, role: str, text: str, parent: str | None, **fields: Any) -> Message:

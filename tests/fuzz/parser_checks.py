@@ -1,6 +1,6 @@
 """What every parser entry point promises, checked by the fuzz tests of the parsers (tests/fuzz/test_parsers.py and
 tests/fuzz/test_<format>_parser.py): whatever JSON arrives, the only failure is a ParseError that points into the
-document, and whatever parses satisfies the promises of ``chats/ingest/canonical.py``. ``exercise`` calls every entry
+document, and whatever parses satisfies the promises of ``chats/formats/canonical.py``. ``exercise`` calls every entry
 point on one document and checks each outcome."""
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from typing import Any
 from hypothesis import settings
 
 from chats import ingest
-from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, openwebui, record_qa
-from chats.ingest.canonical import (
+from chats.formats.canonical import (
     ARTIFACT_KINDS,
     FORMATS,
     PART_TYPES,
@@ -25,6 +24,8 @@ from chats.ingest.canonical import (
     ParseError,
     canonical_json,
 )
+from chats.formats.openwebui import METADATA_CHAT_KEY
+from chats.ingest import chat_document, chat_graph, chat_history, chatgpt_export, openai, openwebui, record_qa
 
 PARSERS = settings.get_profile("fuzz-parsers")
 
@@ -242,7 +243,7 @@ def check_conversation(conversation: Conversation, document: Any, format_name: s
             if key not in known:
                 assert conversation.metadata.get(key) is value, f"top-level {key!r} lost"
         for key, value in conversation.metadata.items():
-            if format_name == "openwebui" and key == openwebui.METADATA_CHAT_KEY:
+            if format_name == "openwebui" and key == METADATA_CHAT_KEY:
                 continue  # the chat's own other keys, checked below
             assert conversation_document.get(key) is value, f"metadata {key!r} is not the document's"
     else:
@@ -255,7 +256,7 @@ def _check_openwebui_keys(conversation: Conversation, item: dict[str, Any]) -> N
     """The `chat` keys no field holds are in metadata["chat"], verbatim (its linear `messages` copy only when it
     is not the active branch as received); every annotation is a rating's raw or is kept in extra."""
     chat = item["chat"]
-    kept = conversation.metadata.get(openwebui.METADATA_CHAT_KEY, {})
+    kept = conversation.metadata.get(METADATA_CHAT_KEY, {})
     for key, value in chat.items():
         if key not in OPENWEBUI_CHAT_KEYS:
             assert kept[key] is value, f"chat key {key!r} lost"

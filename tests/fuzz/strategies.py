@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from chats.ingest.canonical import FORMATS
+from chats.formats.canonical import FORMATS
 from tests.factories.documents import malformed_documents, valid_documents
 from tests.fuzz.parser_checks import (
     CALL_KEYS,

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from chats.ingest.canonical import Conversation, ParseError
+from chats.formats.canonical import Conversation, ParseError
 from tests.fuzz.parser_checks import GRAPH_NODE_KEYS, PARSERS, check_orphan_results, exercise, unrooted
 from tests.fuzz.strategies import CALL_IDS, NODE_IDS, json_values, keys, numbers, texts
 

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from chats.formats.canonical import Conversation, ParseError
 from chats.ingest import chatgpt_export
-from chats.ingest.canonical import Conversation, ParseError
 from tests.factories.documents import load_fixture
 from tests.fuzz.parser_checks import PARSERS, check_issue, check_orphan_results, exercise, unrooted
 from tests.fuzz.strategies import NODE_IDS, json_values, scalars, texts, tool_call

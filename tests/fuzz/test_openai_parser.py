@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chats.formats.canonical import Conversation
 from chats.ingest import openai
-from chats.ingest.canonical import Conversation
 from tests.fuzz.parser_checks import PARSERS, exercise
 from tests.fuzz.strategies import CALL_IDS, texts, tool_call
 

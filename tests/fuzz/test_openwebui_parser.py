@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from chats.ingest import openwebui
-from chats.ingest.canonical import Conversation, ParseError
+from chats.formats import openwebui as openwebui_format
+from chats.formats.canonical import Conversation, ParseError
 from tests.fuzz.parser_checks import PARSERS, exercise, unrooted
 from tests.fuzz.strategies import NODE_IDS, characters, json_values, scalars, texts
 
@@ -26,7 +26,7 @@ def openwebui_documents(draw: st.DrawFn) -> Any:
                 texts,
                 st.sampled_from(
                     [
-                        openwebui.quote_reasoning("why") + "answer",
+                        openwebui_format.quote_reasoning("why") + "answer",
                         '<details type="reasoning" done="false">\n<summary>Thinking…</summary>\n> cut',
                         '<details type="reasoning">&gt; escaped</details>after',
                     ]
@@ -112,12 +112,12 @@ def openwebui_pointer(prefix: str, message_id: str) -> str:
 @PARSERS
 @given(
     reasoning=st.text(characters, max_size=40),
-    answer=st.text(characters, max_size=40).filter(lambda text: openwebui.REASONING_OPEN not in text),
+    answer=st.text(characters, max_size=40).filter(lambda text: openwebui_format.REASONING_OPEN not in text),
 )
 @example(reasoning="a\n</details>\nb", answer="\n</details>")
 @example(reasoning="", answer="")
 def test_exported_reasoning_splits_back_exactly(reasoning: str, answer: str) -> None:
-    assert openwebui.split_reasoning(openwebui.quote_reasoning(reasoning) + answer) == (answer, reasoning)
+    assert openwebui_format.split_reasoning(openwebui_format.quote_reasoning(reasoning) + answer) == (answer, reasoning)
 
 
 _MARKERS = ['<details type="reasoning"', ' done="true">', ">", "\n", "</details>", "<summary>", "</summary>"]
@@ -128,10 +128,10 @@ _MARKERS = ['<details type="reasoning"', ' done="true">', ">", "\n", "</details>
 def test_any_text_splits_into_an_answer_and_reasoning_from_its_pieces(pieces: list[str]) -> None:
     text = "".join(pieces)
 
-    answer, reasoning = openwebui.split_reasoning(text)
+    answer, reasoning = openwebui_format.split_reasoning(text)
 
     assert isinstance(answer, str) and isinstance(reasoning, str)
-    if openwebui.REASONING_OPEN not in text:
+    if openwebui_format.REASONING_OPEN not in text:
         assert (answer, reasoning) == (text, "")
     else:
         assert len(answer) <= len(text)

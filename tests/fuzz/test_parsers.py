@@ -1,5 +1,5 @@
 """Fuzzing every parser entry point: whatever JSON arrives, the only failure is a ParseError that points into the
-document, and whatever parses satisfies the promises of ``chats/ingest/canonical.py``.
+document, and whatever parses satisfies the promises of ``chats/formats/canonical.py``.
 
 Entry points: the seven formats' ``parse``, ``detect_format``, ``parse_document`` (detected, and with a format name
 that does not exist), ``apply_message_feedback`` (ChatGPT's thumbs), and ``jsonio.loads``
@@ -25,7 +25,7 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from chats import ingest, jsonio
-from chats.ingest.canonical import FORMATS, Conversation
+from chats.formats.canonical import FORMATS, Conversation
 from tests.fuzz.parser_checks import MODULES, PARSERS, exercise
 from tests.fuzz.strategies import SEEDS, json_values, mutated
 

@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chats.formats.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, ParseError
 from chats.ingest import chat_document, parse_document
-from chats.ingest.canonical import FEEDBACK_ORIGIN_MASTERBRAIN, ParseError
 from tests.factories.documents import load_fixture
 
 

@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chats.formats.canonical import ParseError
 from chats.ingest import chat_graph, detect_format, parse_document
-from chats.ingest.canonical import ParseError
 from tests.factories.documents import load_fixture
 
 

@@ -1,7 +1,7 @@
 import pytest
 
+from chats.formats.canonical import ParseError
 from chats.ingest import chat_history, parse_document
-from chats.ingest.canonical import ParseError
 from tests.factories.documents import load_fixture
 
 

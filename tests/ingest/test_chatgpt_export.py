@@ -3,8 +3,8 @@ from typing import Any
 
 import pytest
 
+from chats.formats.canonical import FEEDBACK_ORIGIN_CHATGPT
 from chats.ingest import chatgpt_export, parse_document
-from chats.ingest.canonical import FEEDBACK_ORIGIN_CHATGPT
 from tests.factories.documents import load_fixture
 
 # Node ids of chats/demo/documents/chatgpt_export/colony_pcr_branches_and_tools.json

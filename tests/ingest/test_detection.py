@@ -1,7 +1,7 @@
 import pytest
 
+from chats.formats.canonical import FORMATS, ParseError
 from chats.ingest import detect_format, parse_document
-from chats.ingest.canonical import FORMATS, ParseError
 from tests.factories.documents import fixture_name, load_fixture, valid_documents
 
 NOT_ONE_CONVERSATION = {"chatgpt_export/conversations.json"}  # a whole export: several conversations

@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 from chats import ingest
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.ingest import identity
 from chats.ingest.identity import IdlessMatch
 

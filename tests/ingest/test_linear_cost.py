@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from bench.parser_cost import CASES, FACTOR, MAX_GROWTH, Case, measure
-from chats.ingest.canonical import FORMATS
+from chats.formats.canonical import FORMATS
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

@@ -1,7 +1,7 @@
 import pytest
 
+from chats.formats.canonical import ParseError
 from chats.ingest import parse_document
-from chats.ingest.canonical import ParseError
 from tests.factories.documents import fixture_name, load_fixture, malformed_documents
 
 CONVERSATION = "/mapping/dbe66777-7978-5696-bde3-e1d2af6965a4"

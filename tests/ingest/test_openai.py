@@ -1,7 +1,7 @@
 import pytest
 
+from chats.formats.canonical import ParseError, chain_key, content_key
 from chats.ingest import openai, parse_document
-from chats.ingest.canonical import ParseError, chain_key, content_key
 from tests.factories.documents import load_fixture
 
 

@@ -4,8 +4,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chats.formats import openwebui as openwebui_format
+from chats.formats.canonical import FEEDBACK_ORIGIN_OPENWEBUI, ParseError
 from chats.ingest import detect_format, openwebui, parse_document
-from chats.ingest.canonical import FEEDBACK_ORIGIN_OPENWEBUI, ParseError
 from tests.factories.documents import load_fixture
 
 # Message ids of chats/demo/documents/openwebui/colony_pcr_regenerated_and_rated.json
@@ -207,12 +208,12 @@ def test_html_escaped_reasoning_of_newer_versions_is_unescaped():
         '<details type="reasoning" done="true" duration="2">\n<summary>Thought for 2 seconds</summary>\n'
         "&gt; Tris &amp; EDTA: &lt;1 mM EDTA.\n&gt; &gt; a quoted line\n</details>\nUse 1x TE."
     )
-    assert openwebui.split_reasoning(text) == ("Use 1x TE.", "Tris & EDTA: <1 mM EDTA.\n> a quoted line")
+    assert openwebui_format.split_reasoning(text) == ("Use 1x TE.", "Tris & EDTA: <1 mM EDTA.\n> a quoted line")
 
 
 def test_a_reasoning_block_cut_off_runs_to_the_end():
     text = '<details type="reasoning" done="false">\n<summary>Thinking…</summary>\n> Still thinking\n'
-    assert openwebui.split_reasoning(text) == ("", "Still thinking")
+    assert openwebui_format.split_reasoning(text) == ("", "Still thinking")
 
 
 def test_several_blocks_join_and_other_details_stay_in_the_answer():
@@ -220,24 +221,27 @@ def test_several_blocks_join_and_other_details_stay_in_the_answer():
         '<details type="tool_calls" done="true" id="c1" name="search">\n<summary>Tool Executed</summary>\n</details>\n'
     )
     text = (
-        f"{openwebui.quote_reasoning('first')}{tool_block}"
+        f"{openwebui_format.quote_reasoning('first')}{tool_block}"
         '<details type="reasoning" done="true" duration="1">\n<summary>Thought for 1 seconds</summary>\n> second\n</details>\n'
         "Done."
     )
-    answer, reasoning = openwebui.split_reasoning(text)
+    answer, reasoning = openwebui_format.split_reasoning(text)
     assert (answer, reasoning) == (tool_block + "Done.", "first\n\nsecond")
 
 
 def test_a_closing_tag_inside_a_quoted_line_does_not_end_the_block():
-    text = openwebui.quote_reasoning("wrap it in </details> tags\n\nthen stop") + "Answer"
-    assert openwebui.split_reasoning(text) == ("Answer", "wrap it in </details> tags\n\nthen stop")
+    text = openwebui_format.quote_reasoning("wrap it in </details> tags\n\nthen stop") + "Answer"
+    assert openwebui_format.split_reasoning(text) == ("Answer", "wrap it in </details> tags\n\nthen stop")
 
 
 @pytest.mark.parametrize(
     "reasoning", ["one line", "two\nlines", "> starts with a quote", "\nblank first and last\n", "ends with a space "]
 )
 def test_reasoning_quoted_by_the_exporter_reads_back_exactly(reasoning):
-    assert openwebui.split_reasoning(openwebui.quote_reasoning(reasoning) + "Answer.") == ("Answer.", reasoning)
+    assert openwebui_format.split_reasoning(openwebui_format.quote_reasoning(reasoning) + "Answer.") == (
+        "Answer.",
+        reasoning,
+    )
 
 
 @pytest.mark.parametrize(
@@ -252,13 +256,13 @@ def test_reasoning_quoted_by_the_exporter_reads_back_exactly(reasoning):
 )
 def test_reasoning_is_split_in_linear_time(text):
     started = time.perf_counter()
-    openwebui.split_reasoning(text)
+    openwebui_format.split_reasoning(text)
     # Megabytes: a scan from each of 50,000 blocks to the end would take minutes.
     assert time.perf_counter() - started < 2
 
 
 def test_reasoning_details_in_a_user_message_are_its_text():
-    text = openwebui.quote_reasoning("not mine") + "Why does Open WebUI write this?"
+    text = openwebui_format.quote_reasoning("not mine") + "Why does Open WebUI write this?"
     conversation = openwebui.parse(item(("u", None, "user", text)))
     assert (conversation.messages[0].text, conversation.messages[0].reasoning) == (text, "")
 

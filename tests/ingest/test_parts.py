@@ -3,7 +3,7 @@ spelling the formats use, unknown parts kept verbatim, and errors at their JSON 
 
 import pytest
 
-from chats.ingest.common import Issues
+from chats.formats.canonical import Issues
 from chats.ingest.parts import content_parts, render_text
 
 

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chats import ingest
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.ingest import identity, planner
 from chats.ingest.plans import (
     Change,

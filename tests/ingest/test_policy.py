@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chats.ingest import canonical as c
+from chats.formats import canonical as c
 from chats.ingest import parse_document
 from chats.ingest.injections import id_well_formed
 from chats.ingest.policy import (

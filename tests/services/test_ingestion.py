@@ -11,7 +11,7 @@ import pytest
 from django.db import connection, connections
 
 from chats.export.linear import export_openai
-from chats.ingest.canonical import canonical_json
+from chats.formats.canonical import canonical_json
 from chats.models import Conversation, IngestionReceipt, InjectedArtifact, Message, Source, ToolCall
 from chats.selectors.exports import conversation_to_canonical
 from chats.services import plan_writer

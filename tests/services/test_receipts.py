@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from chats.ingest.canonical import canonical_json
+from chats.formats.canonical import canonical_json
 from chats.models import AuditEvent, IngestionReceipt, ReceiptPayload, ShownPayload, Source
 from chats.services import receipts as receipt_services
 from chats.services.bulk_writer import conversations_ingest_bulk

@@ -10,8 +10,8 @@ import hypothesis
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chats.formats.canonical import Message, ToolCall, own_digest
 from chats.ingest import parse_document
-from chats.ingest.canonical import Message, ToolCall, own_digest
 
 
 def _canonical_digest(message: Message) -> bytes:

@@ -39,6 +39,9 @@ FEEDBACK_ORIGIN_OPENWEBUI = "openwebui"
 
 ARTIFACT_KINDS = ("protocol", "record", "discussion", "file", "other")
 
+# The keys a conversation id is found under, in order of preference (design notes §3, rule 1).
+ID_KEYS = ("chat_id", "conversation_id", "id", "thread_id")
+
 
 @dataclass(frozen=True, slots=True)
 class Issue:
@@ -57,6 +60,26 @@ class ParseError(Exception):
     def __init__(self, errors: list[Issue]):
         self.errors = errors
         super().__init__("; ".join(f"{e.path or '/'}: {e.message}" for e in errors))
+
+
+class Issues:
+    """The warnings and errors found while parsing one document."""
+
+    __slots__ = ("errors", "warnings")
+
+    def __init__(self) -> None:
+        self.warnings: list[Issue] = []
+        self.errors: list[Issue] = []
+
+    def warn(self, path: str, message: str) -> None:
+        self.warnings.append(Issue(path, message))
+
+    def error(self, path: str, message: str) -> None:
+        self.errors.append(Issue(path, message))
+
+    def raise_errors(self) -> None:
+        if self.errors:
+            raise ParseError(self.errors)
 
 
 @dataclass(slots=True)

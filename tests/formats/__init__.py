@@ -1,0 +1,1 @@
+"""The vocabulary both directions share: the canonical dataclasses, OpenAI-style messages, timestamps, format keys."""
