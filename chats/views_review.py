@@ -36,7 +36,8 @@ from chats.forms import (
 from chats.integers import parse_int
 from chats.jinja2 import qs_join
 from chats.models import Conversation, Queue, QueueItem, Review, ReviewState, RubricVersion
-from chats.review.agreement import MIN_ITEMS, agreement_chart_layout, agreement_chart_rows
+from chats.review.agreement import MIN_ITEMS
+from chats.review.agreement_chart import agreement_chart_layout, agreement_chart_rows
 from chats.review.rubric import consensus, disagreements
 from chats.roles import Roles, lead_required
 from chats.selectors.datasets import queue_datasets
