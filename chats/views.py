@@ -40,16 +40,13 @@ from chats.integers import parse_int
 from chats.models import Conversation, Feedback, Label, Message, ReviewStatus, Score
 from chats.roles import Roles, request_roles
 from chats.selectors.activity import activity_read
-from chats.selectors.artifacts import (
-    ARTIFACT_SORTS,
-    ArtifactFilters,
+from chats.selectors.artifact_versions import (
     PayloadVersion,
-    artifact_page,
-    artifact_summaries_of,
     artifact_versions,
     listed_only_conversations,
     payload_diff,
 )
+from chats.selectors.artifacts import ARTIFACT_SORTS, ArtifactFilters, artifact_page, artifact_summaries_of
 from chats.selectors.conversations import (
     conversation_count_bounded,
     conversation_page,
