@@ -59,7 +59,9 @@ def run(events: int, writers: int, bulk: int) -> None:
 
     from chats.audit_actions import AuditAction
     from chats.models import AuditEvent
-    from chats.services.audit import CommandActor, audit_chain_check, audit_event, audit_insert
+    from chats.services.audit import CommandActor, audit_event
+    from chats.services.audit_chain import audit_insert
+    from chats.services.audit_verification import audit_chain_check
 
     actor = CommandActor("bench")
 

@@ -1,5 +1,6 @@
-"""Differences between two values, for people to read: a line diff of two texts, and a field-by-field diff of two
-JSON objects (an audit event's before and after), where long texts are diffed by line.
+"""Differences between two values, for people to read: a line diff of two texts (or of two JSON values
+pretty-printed), and a field-by-field diff of two JSON objects (an audit event's before and after), where long
+texts are diffed by line.
 
 Pure functions over plain values: the artifact pages, the audit pages, the conversation's activity and the admin
 all show differences through them.
@@ -41,6 +42,20 @@ def line_diff(old: Sequence[str], new: Sequence[str], *, context: int = 3) -> Li
         sign = "@" if line.startswith("@@") else line[:1] or " "
         lines.append(DiffLine(sign, line if sign == "@" else line[1:]))
     return LineDiff(lines=lines, truncated=truncated)
+
+
+def pretty_json(value: Any) -> str:
+    """Indented with sorted keys, one value per line, for a line diff; a value nested too deep for Python's
+    indenting encoder (ingest stores whatever the C decoder reads) is compared as one compact line."""
+    try:
+        return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)
+    except RecursionError:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_line_diff(old: Any, new: Any) -> LineDiff:
+    """A line diff of two JSON values pretty-printed (sorted keys, so that only real changes show)."""
+    return line_diff(pretty_json(old).splitlines(), pretty_json(new).splitlines())
 
 
 class Change(StrEnum):

@@ -16,7 +16,8 @@ from django.test import Client
 from chats.audit_actions import AuditAction
 from chats.models import AuditEvent, Conversation, Source
 from chats.selectors.audit import AUDIT_PAGE_SIZE, csv_cell
-from chats.services.audit import CommandActor, SourceActor, audit_event, audit_insert, audit_record
+from chats.services.audit import CommandActor, SourceActor, audit_event, audit_record
+from chats.services.audit_chain import audit_insert
 from chats.services.feedback import feedback_submit, feedback_update
 from tests.factories import last_assistant, make_conversation, make_labels
 

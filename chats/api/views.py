@@ -36,14 +36,9 @@ from chats.api.permissions import CanRead, CanReadOrReview, caller_source, scope
 from chats.db_router import replica_lag_tolerated
 from chats.filters import ConversationFilter, FeedbackFilter
 from chats.models import Conversation, Feedback, Label, Source
-from chats.selectors.artifacts import (
-    ArtifactFilters,
-    artifact_conversations,
-    artifact_page,
-    artifact_summaries_of,
-    artifact_uses,
-    artifact_versions,
-)
+from chats.selectors.artifact_uses import artifact_conversations, artifact_uses
+from chats.selectors.artifact_versions import artifact_versions
+from chats.selectors.artifacts import ArtifactFilters, artifact_page, artifact_summaries_of
 from chats.selectors.conversations import (
     conversation_list,
     conversation_one,

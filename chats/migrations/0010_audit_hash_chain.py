@@ -6,7 +6,7 @@ migration's transaction, and set back before it commits. Then a unique constrain
 from django.db import migrations, models
 
 from chats.models import AUDIT_GENESIS_HASH
-from chats.services.audit import CHAIN_FIELDS, audit_chain_digest
+from chats.services.audit_chain import CHAIN_FIELDS, audit_chain_digest
 
 # Events read, and updated, per round.
 _BATCH = 1000

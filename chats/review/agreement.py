@@ -15,18 +15,17 @@ Pure functions, no ORM and no Django: the caller reads submitted reviews into a 
 A figure that is undefined (one reviewer, no overlap, no variation, no answers) is ``None`` with a reason, never an
 exception, and so is an answer of the wrong type for its question (it is left out, as unanswered).
 
-`rubric_agreement` does this for a queue: answers are compared only with answers to the same question, where the
-same question means the same canonical form (``chats.review.rubric.normalized_question``: key, prompt, type,
-target, options or scale). The rubric versions in which a question is identical are pooled, and each figure lists
-them; a question that changed (a new type, other options, another scale) starts a new figure, and the answers
-given before the change stay with the old one.
+``chats.review.rubric_agreement`` does this for a queue: answers are compared only with answers to the same
+question, where the same question means the same canonical form (``chats.review.rubric.normalized_question``: key,
+prompt, type, target, options or scale). The rubric versions in which a question is identical are pooled, and each
+figure lists them; a question that changed (a new type, other options, another scale) starts a new figure, and the
+answers given before the change stay with the old one. ``chats.review.agreement_chart`` draws the figures.
 """
 
 from __future__ import annotations
 
 import enum
 import itertools
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,19 +35,13 @@ import krippendorff
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
-from chats.review.rubric import normalized_question
-
 __all__ = [
     "MIN_ITEMS",
     "LabelAgreement",
     "PairAgreement",
     "QuestionAgreement",
-    "QuestionGroup",
     "QuestionKind",
-    "agreement_chart_layout",
-    "agreement_chart_rows",
     "question_agreement",
-    "rubric_agreement",
 ]
 
 # Item, reviewer and label keys are whatever the caller uses (ids, usernames, UUIDs): hashable, and Any to mypy
@@ -396,165 +389,3 @@ def _label_agreement(
         meaningful=n_items >= min_items,
         pairs=_pairs(chosen, reviewers, domain=[False, True], min_items=min_items),
     )
-
-
-# --------------------------------------------------------------------------------------------------------------
-# A queue: per question, over the rubric versions in which it is the same question
-
-
-@dataclass(frozen=True)
-class QuestionGroup:
-    """Agreement on one question as it stood in `versions` (the rubric versions in which its canonical form,
-    `question`, is the same), over the answers given under those versions only. `current`: the current version is
-    one of them."""
-
-    key: str
-    prompt: str
-    versions: list[int]
-    current: bool
-    question: dict[str, Any]
-    figure: QuestionAgreement
-
-    @property
-    def name(self) -> str:
-        """How pages name it: the key, and the versions when they are not the current ones."""
-        if self.current:
-            return self.key
-        shown = ", ".join(f"v{version}" for version in self.versions)
-        return f"{self.key} ({shown})"
-
-
-def _question_domain(question: Mapping[str, Any]) -> list[Any] | None:
-    if question["type"] == "ordinal":
-        scale = question["scale"]
-        return list(range(int(scale["min"]), int(scale["max"]) + 1))
-    if question["type"] in ("categorical", "multi_label"):
-        return list(question["options"])
-    return None
-
-
-def rubric_agreement(
-    versions: Mapping[int, Sequence[Mapping[str, Any]]],
-    reviews: Iterable[tuple[Key, Key, int, Any]],
-    *,
-    current: int,
-    min_items: int = MIN_ITEMS,
-) -> list[QuestionGroup]:
-    """Agreement per question of a queue, from its rubric `versions` (number -> questions) and its submitted
-    `reviews` as ``(item, reviewer, version, answers)``. An answer is compared only with answers to the same
-    question: the same canonical form (`normalized_question`), given under any of the versions where the question
-    has that form. A question about the messages of a role counts each (item, message) as a unit. Free-text
-    questions have none.
-
-    The current version's questions come first, in its order, then the older forms by key, newest first. An answer
-    that does not fit its question's type is left out; nothing here raises on what the database holds."""
-    form_of: dict[tuple[int, str], str] = {}  # (version, key) -> its question's canonical form, as JSON
-    groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
-    order: dict[str, tuple[int, int, str, int]] = {}
-    for version in sorted(versions):
-        for position, question in enumerate(versions[version]):
-            if not isinstance(question, Mapping) or question.get("type") not in {kind.value for kind in QuestionKind}:
-                continue
-            canonical = normalized_question(question)
-            signature = json.dumps(canonical, sort_keys=True)
-            form_of[(version, str(canonical["key"]))] = signature
-            groups.setdefault(signature, (canonical, []))[1].append(version)
-            rank = (0, position, "", 0) if version == current else (1, 0, str(canonical["key"]), -version)
-            order[signature] = min(order.get(signature, rank), rank)
-    tables: dict[str, dict[tuple[Key, str], dict[Key, Any]]] = {signature: {} for signature in groups}
-    for item, reviewer, version, answers in reviews:
-        if not isinstance(answers, Mapping):
-            continue
-        for key, value in answers.items():
-            form = form_of.get((version, key))
-            if form is None:
-                continue
-            about_messages = groups[form][0]["target"] != "conversation"
-            per_unit = value if about_messages else {"": value}
-            if not isinstance(per_unit, Mapping):
-                continue
-            for unit, answer in per_unit.items():
-                tables[form].setdefault((item, str(unit)), {})[reviewer] = answer
-    result = []
-    for signature in sorted(groups, key=lambda each: order[each]):
-        question, used = groups[signature]
-        figure = question_agreement(
-            question["type"], tables[signature], options=_question_domain(question), min_items=min_items
-        )
-        result.append(
-            QuestionGroup(
-                key=str(question["key"]),
-                prompt=str(question.get("prompt") or ""),
-                versions=used,
-                current=current in used,
-                question=question,
-                figure=figure,
-            )
-        )
-    return result
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The chart
-
-
-def agreement_chart_rows(questions: Mapping[str, QuestionAgreement]) -> list[tuple[str, float]]:
-    """Rows for the dashboard's bar chart partial (templates/jinja2/chats/_bar_chart.html): one
-    ``(label, alpha)`` per question in the given order, one per label (``"question: label"``) for a multi-label
-    question, alpha rounded to 2 places; a figure over too few items (not ``meaningful``) says so in its label
-    (``"tone (n=4, too few)"``); an undefined one is left out.
-
-    That partial scales bars to the largest value and draws a value at or below 0 as a stub: for a fixed -1..1
-    scale use ``agreement_chart_layout`` (same keys as the partial's ``bar_chart_layout``)."""
-    rows: list[tuple[str, float]] = []
-    for name, question in questions.items():
-        if question.kind is QuestionKind.MULTI_LABEL:
-            for label in question.per_label.values():
-                if label.alpha is not None:
-                    rows.append(
-                        (_row_label(f"{name}: {label.label}", label.n_items, label.meaningful), round(label.alpha, 2))
-                    )
-        elif question.alpha is not None:
-            rows.append((_row_label(name, question.n_items, question.meaningful), round(question.alpha, 2)))
-    return rows
-
-
-def _row_label(name: str, n_items: int, meaningful: bool) -> str:
-    return name if meaningful else f"{name} (n={n_items}, too few)"
-
-
-def agreement_chart_layout(rows: Sequence[tuple[str, float]]) -> dict[str, Any]:
-    """The geometry of a horizontal agreement chart on a fixed -1..1 scale with its zero line, with the keys of
-    ``chats.jinja2.bar_chart_layout`` (so the ``_bar_chart.html`` markup fits) plus ``x`` per bar (where a bar
-    starts: left of the zero line for a negative value) and ``zero_x``. Values are clamped to -1..1."""
-    bar_height, gap, label_width, bar_area = 22, 6, 190, 260
-    half = bar_area / 2
-    zero_x = label_width + half
-    bars = []
-    for index, (name, raw) in enumerate(rows):
-        value = min(max(float(raw), -1.0), 1.0)
-        width = round(half * abs(value))
-        if value and not width:
-            width = 2
-        x = zero_x - width if value < 0 else zero_x
-        bars.append(
-            {
-                "label": name if len(name) <= 28 else name[:27] + "…",
-                "full_label": name,
-                "count": raw,
-                "x": x,
-                "y": index * (bar_height + gap),
-                "text_y": index * (bar_height + gap) + bar_height * 0.7,
-                "width": width,
-                "count_x": (x + width + 6) if value >= 0 else zero_x + 6,
-            }
-        )
-    return {
-        "bars": bars,
-        "label_width": label_width,
-        "label_x": label_width - 8,
-        "zero_x": zero_x,
-        "width": label_width + bar_area + 60,
-        "height": max(len(rows) * (bar_height + gap), bar_height),
-        "bar_height": bar_height,
-    }

@@ -1,48 +1,30 @@
-"""Artifacts (protocols, records, discussions, ...): every id seen, injected or only listed by an injection context
-(what was permitted), with its figures; where one was injected, and the distinct payloads it was injected with.
+"""The artifact list (protocols, records, discussions, ...): every id seen, injected or only listed by an injection
+context (what was permitted), with its figures.
 
 The list is one grouped query over both tables (a UNION ALL of every sighting, GROUP BY kind and id), plus one
 grouped query each for the scores and labels of the feedback on a page's artifacts: a page costs the same
-whatever its number and however much data there is. Nothing is counted one row at a time.
+whatever its number and however much data there is. Nothing is counted one row at a time. One id's versions are in
+``chats.selectors.artifact_versions``, the conversations it was injected into in ``chats.selectors.artifact_uses``,
+the list's NDJSON export in ``chats.selectors.artifact_export``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
-import uuid as uuid_module
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import (
-    Case,
-    Count,
-    DateTimeField,
-    Exists,
-    F,
-    Max,
-    Min,
-    OuterRef,
-    Q,
-    QuerySet,
-    TextField,
-    Value,
-    When,
-    Window,
-)
-from django.db.models.functions import MD5, Cast, Coalesce, RowNumber
+from django.db.models import Case, Count, DateTimeField, F, Q, Value, When
+from django.db.models.functions import Cast, Coalesce
 from django.utils.dateparse import parse_datetime
 
-from chats.diffs import DiffLine, line_diff
 from chats.models import (
     ArtifactKind,
     ContextArtifactId,
     ContextIdState,
-    Conversation,
     Feedback,
     FeedbackLabel,
     InjectedArtifact,
@@ -50,71 +32,6 @@ from chats.models import (
     Source,
     Verdict,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Injection:
-    kind: str
-    tool_name: str
-    tool_call_id: str
-    message_key: str
-    requested: bool
-    resolved: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ArtifactUse:
-    conversation: Conversation
-    injections: list[Injection]
-    label_counts: dict[str, int]  # feedback label name -> how many times it was given
-
-
-def artifact_conversations(queryset: QuerySet[Conversation], *, artifact_id: str) -> QuerySet[Conversation]:
-    """The conversations of ``queryset`` the artifact was injected into (each once, whatever the injections)."""
-    return queryset.filter(
-        Exists(InjectedArtifact.objects.filter(conversation=OuterRef("pk"), artifact_id=artifact_id))
-    )
-
-
-def artifact_uses(conversations: Sequence[Conversation], *, artifact_id: str) -> list[ArtifactUse]:
-    """A page of those conversations with their injections and label counts: two queries whatever the page."""
-    ids = [conversation.pk for conversation in conversations]
-    injections: dict[int, list[Injection]] = defaultdict(list)
-    for row in (
-        InjectedArtifact.objects.filter(conversation_id__in=ids, artifact_id=artifact_id)
-        .order_by("id")
-        .values("conversation_id", "kind", "tool_name", "requested", "resolved", "tool_call__call_id", "message__key")
-    ):
-        injections[row["conversation_id"]].append(
-            Injection(
-                kind=row["kind"],
-                tool_name=row["tool_name"],
-                tool_call_id=row["tool_call__call_id"],
-                message_key=row["message__key"],
-                requested=row["requested"],
-                resolved=row["resolved"],
-            )
-        )
-    labels: dict[int, dict[str, int]] = defaultdict(dict)
-    for label_row in (
-        FeedbackLabel.objects.filter(conversation_id__in=ids)
-        .values("conversation_id", "label__name")
-        .annotate(n=Count("id"))
-        .order_by("conversation_id", "label__name")
-    ):
-        labels[label_row["conversation_id"]][label_row["label__name"]] = label_row["n"]
-    return [
-        ArtifactUse(
-            conversation=conversation,
-            injections=injections.get(conversation.pk, []),
-            label_counts=labels.get(conversation.pk, {}),
-        )
-        for conversation in conversations
-    ]
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Every artifact id seen: injected, or only listed by an injection context (what was permitted)
 
 # Pages of the artifact list are bounded: a page costs the same whatever its number, and there are at most this many.
 ARTIFACT_PAGE_SIZE = 50
@@ -217,18 +134,12 @@ def _given_at() -> Coalesce:
     return Coalesce("message__sent_at", "conversation__started_at")
 
 
-def _injected_at() -> Coalesce:
-    # The order of an artifact's versions: the conversation's own time, else when it was stored (every version has
-    # a place in the order).
-    return Coalesce("message__sent_at", "conversation__started_at", "message__created_at")
-
-
 def _received_at() -> Coalesce:
     # When the injection was received and stored: its message's row, else its conversation's.
     return Coalesce("message__created_at", "conversation__created_at")
 
 
-def _where(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> Q:
+def artifact_where(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> Q:
     where = Q()
     if filters.source is not None:
         where &= Q(conversation__source=filters.source)
@@ -248,7 +159,7 @@ _SEEN_COLUMNS = ("a_kind", "a_id", "a_conv", "a_injected", "a_unused", "a_violat
 def _seen(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> tuple[str, tuple[Any, ...]]:
     """SQL (and its parameters) of every sighting of an artifact in scope: one row per injection and one per id
     a context lists, in the same columns, so that one GROUP BY counts them all."""
-    where = _where(filters, after)
+    where = artifact_where(filters, after)
     injected = (
         InjectedArtifact.objects.filter(where)
         .annotate(
@@ -405,175 +316,3 @@ def iter_artifacts(filters: ArtifactFilters, *, batch: int = 500) -> Iterator[Ar
         if len(rows) < batch:
             return
         after = (rows[-1][0], rows[-1][1])
-
-
-def artifact_lines(filters: ArtifactFilters) -> Iterator[str]:
-    for summary in iter_artifacts(filters):
-        yield json.dumps(summary.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# One artifact id: the distinct payloads it was injected with, and the conversations that got each
-
-MAX_VERSIONS = 50  # the versions an artifact page shows, oldest first
-CONVERSATIONS_PER_VERSION = 20  # the conversations shown under each version (newest first); the rest are counted
-
-
-@dataclass(frozen=True, slots=True)
-class VersionConversation:
-    uuid: uuid_module.UUID
-    title: str
-    source: str
-    verdict: str | None
-
-
-@dataclass(slots=True)
-class PayloadVersion:
-    """A distinct payload an artifact id was injected with, identified by a hash of its canonical JSON."""
-
-    digest: str  # sha256 of the canonical JSON (sorted keys, no spaces); "" for "injected, never resolved"
-    payload: Any
-    conversation_count: int
-    injection_count: int
-    first_injected_at: dt.datetime | None
-    last_injected_at: dt.datetime | None
-    conversations: list[VersionConversation] = field(default_factory=list)  # at most CONVERSATIONS_PER_VERSION
-
-    @property
-    def short(self) -> str:
-        return self.digest[:12] if self.digest else "unresolved"
-
-    @property
-    def more(self) -> int:
-        return max(self.conversation_count - len(self.conversations), 0)
-
-
-def canonical_digest(payload: Any) -> str:
-    """The version of a payload: equal JSON values have equal digests, whatever their key order or spacing."""
-    if payload is None:
-        return ""
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode(errors="surrogatepass")).hexdigest()
-
-
-def pretty_payload(payload: Any) -> str:
-    """Indented with sorted keys, one value per line, for a line diff; a payload nested too deep for Python's
-    indenting encoder (ingest stores whatever the C decoder reads) is compared as one compact line."""
-    try:
-        return json.dumps(payload, sort_keys=True, indent=2, ensure_ascii=False)
-    except RecursionError:
-        return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _payload_hash() -> MD5:
-    # Grouped in the database: on PostgreSQL jsonb's text is canonical (equal values, equal text); on SQLite it is
-    # the text as stored, so versions that differ only in key order are merged by canonical_digest afterwards.
-    return MD5(Cast("payload", TextField()))
-
-
-def artifact_versions(filters: ArtifactFilters) -> list[PayloadVersion]:
-    """The distinct payloads of ``filters.artifact_id``, oldest first, each with the (newest) conversations that
-    got it: three queries (the grouped versions, one payload of each, the conversations of each by a window),
-    however many injections and conversations there are."""
-    assert filters.artifact_id is not None
-    injections = InjectedArtifact.objects.filter(_where(filters)).annotate(version=_payload_hash())
-    groups = list(
-        injections.values("version")
-        .annotate(
-            conversations=Count("conversation", distinct=True),
-            injections=Count("id"),
-            first_at=Min(_injected_at()),
-            last_at=Max(_injected_at()),
-            sample=Min("id"),
-        )
-        .order_by("first_at", "version")[: MAX_VERSIONS * 2]
-    )
-    payloads = dict(
-        InjectedArtifact.objects.filter(pk__in=[group["sample"] for group in groups]).values_list("pk", "payload")
-    )
-    versions: dict[str, PayloadVersion] = {}
-    digest_of: dict[str | None, str] = {}
-    for group in groups:
-        payload = payloads.get(group["sample"])
-        digest = canonical_digest(payload)
-        digest_of[group["version"]] = digest
-        found = versions.get(digest)
-        if found is None:
-            versions[digest] = PayloadVersion(
-                digest=digest,
-                payload=payload,
-                conversation_count=group["conversations"],
-                injection_count=group["injections"],
-                first_injected_at=group["first_at"],
-                last_injected_at=group["last_at"],
-            )
-        else:  # the same JSON stored as different text (SQLite): one version
-            found.conversation_count += group["conversations"]
-            found.injection_count += group["injections"]
-            found.first_injected_at = min(filter(None, (found.first_injected_at, group["first_at"])), default=None)
-            found.last_injected_at = max(filter(None, (found.last_injected_at, group["last_at"])), default=None)
-    newest = (
-        injections.annotate(
-            rank=Window(
-                RowNumber(),
-                partition_by=[_payload_hash()],
-                order_by=[F("conversation__last_activity_at").desc(), F("conversation_id").desc(), F("id")],
-            )
-        )
-        .filter(rank__lte=CONVERSATIONS_PER_VERSION)
-        .order_by("-conversation__last_activity_at", "-conversation_id", "id")
-        .values_list(
-            "version",
-            "conversation__uuid",
-            "conversation__title",
-            "conversation__first_user_text",
-            "conversation__external_id",
-            "conversation__source__name",
-            "verdict",
-        )
-    )
-    seen: set[tuple[str, uuid_module.UUID]] = set()
-    for version, conversation_uuid, title, first_text, external_id, source_name, verdict in newest:
-        found_digest = digest_of.get(version)
-        if found_digest is None or (found_digest, conversation_uuid) in seen:
-            continue
-        seen.add((found_digest, conversation_uuid))
-        target = versions[found_digest]
-        if len(target.conversations) < CONVERSATIONS_PER_VERSION:
-            target.conversations.append(
-                VersionConversation(conversation_uuid, title or first_text or external_id, source_name, verdict)
-            )
-    return list(versions.values())[:MAX_VERSIONS]
-
-
-@dataclass(frozen=True, slots=True)
-class PayloadDiff:
-    old: PayloadVersion
-    new: PayloadVersion
-    lines: list[DiffLine]
-    truncated: bool
-
-
-def payload_diff(old: PayloadVersion, new: PayloadVersion) -> PayloadDiff:
-    """A line diff of the two payloads pretty-printed (sorted keys, so that only real changes show)."""
-    diff = line_diff(pretty_payload(old.payload).splitlines(), pretty_payload(new.payload).splitlines())
-    return PayloadDiff(old=old, new=new, lines=diff.lines, truncated=diff.truncated)
-
-
-def listed_only_conversations(
-    filters: ArtifactFilters, *, limit: int = CONVERSATIONS_PER_VERSION
-) -> list[Conversation]:
-    """The (newest) conversations whose context lists the id without injecting it: one query."""
-    assert filters.artifact_id is not None
-    where = Q(artifact_id=filters.artifact_id, state=ContextIdState.UNUSED)
-    if filters.kind:
-        where &= Q(kind=filters.kind)
-    listed = ContextArtifactId.objects.filter(where).values("conversation_id")
-    queryset = Conversation.objects.filter(id__in=listed)
-    if filters.source is not None:
-        queryset = queryset.filter(source=filters.source)
-    return list(
-        queryset.select_related("source")
-        .only("uuid", "title", "first_user_text", "external_id", "source__name", "last_activity_at")
-        .order_by("-last_activity_at", "-id")[:limit]
-    )

@@ -30,8 +30,8 @@ from django.utils import timezone
 
 from chats.json_types import JSON, JSONMapping
 from chats.models import Lease, Queue, QueueItem, Resolution, Review, ReviewState, RubricVersion
-from chats.review.agreement import QuestionGroup, rubric_agreement
 from chats.review.rubric import ORDINAL_TOLERANCE
+from chats.review.rubric_agreement import QuestionGroup, rubric_agreement
 from chats.roles import Roles
 from chats.selectors.pinning import items_grown_since_review, with_review_pin
 

@@ -14,48 +14,32 @@ There is one way to make an audited change, whoever makes it:
 Both mark the running code as inside an audited write (`in_audited_write`); the audit-completeness test fails any
 write to an audited model made outside one.
 
-The log is a hash chain, so that an edit made around the trigger (by a superuser) is evident. Every event is stored
-by `audit_insert`, which chains it after the last stored event: its `prev_hash` is that event's hash, and its
-`event_hash` is the SHA-256 of its canonical content (`audit_chain_digest`) with `prev_hash`. Chain order is id
-order: on PostgreSQL `audit_insert` takes a transaction-level advisory lock before it reads the head and takes ids
-from the sequence, and holds it to commit, so that two writers never follow the same event (a unique constraint on
-`prev_hash` refuses a fork anyway). The lock serializes audited writes from that point to commit: write an event
-last in its transaction. `audit_chain_verify` (the verify_audit command) walks the chain and records the outcome as
-an event of its own.
-
-A chain cannot tell that it was cut short, emptied and begun again, or rewritten and re-hashed as a whole: each is a
-chain too. So the heads the walk finds intact are kept as checkpoints (AuditCheckpoint: event count and hash), in a
-table the chain cannot rewrite (append-only and never truncated on PostgreSQL, migration 0024, like the log itself),
-and printed for an operator to keep outside the database. Every walk checks the chain against each of them, and
-against the heads an operator gives back (`verify_audit --expect`): the chain's event number N still has the hash
-recorded for N.
+Events are stored by `chats.services.audit_chain.audit_insert`, which chains each after the last stored event; the
+chain is walked and checked against its checkpoints by `chats.services.audit_verification`.
 """
 
 from __future__ import annotations
 
 import functools
 import getpass
-import hashlib
-import heapq
 import json
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AnonymousUser, Permission, User
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connections, router, transaction
-from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db import router, transaction
 from django.db.models import Model
 from django.db.models.deletion import Collector
 
 from chats.audit_actions import AuditAction
-from chats.models import AUDIT_GENESIS_HASH, AuditCheckpoint, AuditEvent, Source
+from chats.models import AuditEvent, Source
+from chats.services.audit_chain import audit_insert
 
 UserLike = User | AnonymousUser | None
 
@@ -320,226 +304,3 @@ def audit_record_deleted(*, actor: Actor, model: type[Model], before: dict[str, 
         target_id=before[model._meta.pk.name],
         before=_without_secrets(before),
     )
-
-
-# --- the hash chain -------------------------------------------------------------------------------------------
-
-# The fields an event's hash covers, as stored. Not `actor_id`: deleting a user sets it to NULL (the one change the
-# append-only trigger lets through), and `actor_username` keeps who it was.
-CHAIN_FIELDS = (
-    "id",
-    "actor_username",
-    "action",
-    "target_type",
-    "target_id",
-    "conversation_uuid",
-    "before",
-    "after",
-    "created_at",
-)
-# pg_advisory_xact_lock's key for "appending to the audit chain"; any constant no other lock in the database uses.
-CHAIN_LOCK_KEY = 0x6D62_6175_6469_7401
-# Events inserted per statement, and read per round trip when the chain is walked.
-CHAIN_CHUNK = 2000
-
-
-def _stored_json(value: Any) -> Any:
-    """A JSON value as it reads back from the database: through JSON text (tuples as lists, keys as strings), with
-    integral floats as integers (PostgreSQL's jsonb gives 1e16 back as 10000000000000000)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {str(key): _stored_json(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_stored_json(item) for item in value]
-    return value
-
-
-def audit_chain_digest(fields: Mapping[str, Any], prev_hash: str) -> str:
-    """The hash of an event: SHA-256 (hex) of its canonical content (the CHAIN_FIELDS as deterministic JSON: sorted
-    keys, no whitespace, ids as text, the time in UTC) and the hash of the event before it.
-
-    Every stored hash depends on this form: it never changes (a new form would need a new field saying which)."""
-    conversation = fields["conversation_uuid"]
-    created_at: datetime = fields["created_at"]
-    content = {
-        "id": str(fields["id"]),
-        "actor_username": fields["actor_username"],
-        "action": fields["action"],
-        "target_type": fields["target_type"],
-        "target_id": str(fields["target_id"]),
-        "conversation_uuid": str(uuid.UUID(str(conversation))) if conversation is not None else None,
-        "before": _stored_json(fields["before"]),
-        "after": _stored_json(fields["after"]),
-        "created_at": created_at.astimezone(UTC).isoformat(),
-        "prev_hash": prev_hash,
-    }
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def _chain_head(connection: BaseDatabaseWrapper, count: int) -> tuple[str, list[int]]:
-    """The hash of the last stored event, and the ids of the next `count` events, in chain order."""
-    table = connection.ops.quote_name(AuditEvent._meta.db_table)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # Held to commit: the next writer reads the head only once these events are committed. Its own
-            # statement, so that the head is read with a snapshot taken after the lock is granted.
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CHAIN_LOCK_KEY])
-            cursor.execute(
-                f"SELECT nextval(pg_get_serial_sequence(%s, 'id')),"
-                f" (SELECT event_hash FROM {table} ORDER BY id DESC LIMIT 1)"
-                " FROM generate_series(1, %s)",
-                [AuditEvent._meta.db_table, count],
-            )
-            rows = cursor.fetchall()
-            return rows[0][1] or AUDIT_GENESIS_HASH, sorted(row[0] for row in rows)
-        # SQLite writes one transaction at a time (and the unique prev_hash refuses a fork if two ever raced).
-        cursor.execute(f"SELECT id, event_hash FROM {table} ORDER BY id DESC LIMIT 1")
-        row = cursor.fetchone()
-        last_id, head = row if row is not None else (0, AUDIT_GENESIS_HASH)
-        return head, list(range(last_id + 1, last_id + 1 + count))
-
-
-def audit_insert(events: Sequence[AuditEvent]) -> None:
-    """Store unsaved events (from `audit_event`), chained in their order after the last stored event: the one way
-    an event is stored. One lock and one read of the head per call, however many events."""
-    if not events:
-        return
-    using = router.db_for_write(AuditEvent)
-    # No savepoint of its own: an event that cannot be stored fails the write it records.
-    with transaction.atomic(using=using, savepoint=False):
-        prev_hash, ids = _chain_head(connections[using], len(events))
-        for event, pk in zip(events, ids, strict=True):
-            event.pk = pk
-            # Hashed as they will read back: through JSON text, as the JSONField writes them.
-            event.before, event.after = json.loads(json.dumps(event.before)), json.loads(json.dumps(event.after))
-            event.prev_hash = prev_hash
-            event.event_hash = prev_hash = audit_chain_digest(
-                {name: getattr(event, name) for name in CHAIN_FIELDS}, prev_hash
-            )
-        AuditEvent.objects.using(using).bulk_create(events, batch_size=CHAIN_CHUNK)
-
-
-@dataclass(frozen=True)
-class ChainMark:
-    """A head of the chain known to be intact once: event number `events` (counted from the start of the chain) had
-    hash `head_hash`. A stored AuditCheckpoint, or one an operator kept outside the database (`verify_audit
-    --expect`); `origin` names it in a failure."""
-
-    events: int
-    head_hash: str
-    origin: str
-
-
-@dataclass(frozen=True)
-class ChainCheck:
-    """The outcome of a walk along the chain: how many events were intact, up to which, and the first problem.
-
-    A break inside the chain names the first event that does not fit (`broken_id`), and the events before it are
-    intact. A chain that disagrees with a checkpoint (cut short, emptied, or rewritten and re-hashed as a whole)
-    is known intact only up to the last checkpoint it agreed with; `broken_id` is then the event that disagrees,
-    or None when the log ends before the checkpoint's count."""
-
-    events_checked: int  # the intact events: before the first break, or up to the last checkpoint agreed with
-    last_id: int | None  # the last intact event
-    last_hash: str
-    broken_id: int | None = None
-    problem: str = ""
-    checkpoints_matched: int = 0  # the checkpoints and expected heads the chain agreed with
-    disagrees_with: str = ""  # the checkpoint or expected head the chain does not agree with, when one
-
-    @property
-    def ok(self) -> bool:
-        return self.broken_id is None and not self.problem
-
-
-def _stored_marks() -> Iterator[ChainMark]:
-    """Every stored checkpoint, in chain order (by its count), read a chunk at a time."""
-    rows = AuditCheckpoint.objects.order_by("events", "id").values_list("id", "events", "head_hash", "created_at")
-    for pk, events, head_hash, created_at in rows.iterator(chunk_size=CHAIN_CHUNK):
-        yield ChainMark(
-            events, head_hash, f"checkpoint {pk} (recorded {created_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC)"
-        )
-
-
-def audit_chain_check(*, expected: Iterable[ChainMark] = ()) -> ChainCheck:
-    """Walk the chain in id order and stop at the first event whose hash is not the hash of its content, or which
-    does not follow the event before it; and check it against every stored checkpoint and every `expected` head:
-    the chain's event number `events` has that hash, so the chain up to it is the one the checkpoint saw.
-
-    One pass over the events and one over the checkpoints, side by side (both in chain order): a constant amount
-    of memory however long either is, beyond the `expected` heads given."""
-    marks = heapq.merge(_stored_marks(), sorted(expected, key=lambda mark: mark.events), key=lambda m: m.events)
-    mark = next(marks, None)
-    expected_hash, last_id, checked, matched = AUDIT_GENESIS_HASH, None, 0, 0
-    agreed: tuple[int, int | None, str] = (0, None, AUDIT_GENESIS_HASH)  # the last checkpoint the chain agreed with
-    rows = AuditEvent.objects.order_by("id").values_list(*CHAIN_FIELDS, "prev_hash", "event_hash")
-    for row in rows.iterator(chunk_size=CHAIN_CHUNK):
-        fields = dict(zip(CHAIN_FIELDS, row, strict=False))
-        pk, prev_hash, event_hash = fields["id"], row[-2], row[-1]
-        if audit_chain_digest(fields, prev_hash) != event_hash:
-            problem = f"event {pk} does not match its hash: it was changed after it was written"
-            if not event_hash:
-                problem = f"event {pk} has no hash: it was written around the audit service"
-            return ChainCheck(checked, last_id, expected_hash, pk, problem, matched)
-        if prev_hash != expected_hash:
-            after = f"event {last_id}" if last_id is not None else "the start of the chain"
-            problem = (
-                f"event {pk} does not follow {after}: an event before it was removed, or {after} was rewritten "
-                "with a new hash"
-            )
-            return ChainCheck(checked, last_id, expected_hash, pk, problem, matched)
-        expected_hash, last_id, checked = event_hash, pk, checked + 1
-        while mark is not None and mark.events == checked:
-            if mark.head_hash != event_hash:
-                problem = (
-                    f"event {pk}, number {checked} of the chain, has hash {event_hash}, but {mark.origin} recorded "
-                    f"{mark.head_hash} there: the chain up to it was rewritten (or replaced) since"
-                )
-                return ChainCheck(*agreed, pk, problem, matched, mark.origin)
-            agreed, matched, mark = (checked, pk, event_hash), matched + 1, next(marks, None)
-    if mark is not None:
-        problem = (
-            f"the log holds {checked} event(s), but {mark.origin} counted {mark.events}, the last with hash "
-            f"{mark.head_hash}: events were removed from its end, or it was emptied and begun again"
-        )
-        return ChainCheck(*agreed, None, problem, matched, mark.origin)
-    return ChainCheck(checked, last_id, expected_hash, checkpoints_matched=matched)
-
-
-def audit_chain_verify(
-    *, actor: Actor, expected: Iterable[ChainMark] = (), checkpoint: bool = True
-) -> tuple[ChainCheck, AuditCheckpoint | None]:
-    """Walk the chain (`audit_chain_check`, against the stored checkpoints and the `expected` heads) and record the
-    outcome, intact or not, as an event of its own. When the chain is intact and holds events, and `checkpoint`,
-    its head as walked becomes a new checkpoint (returned): the next walk checks it, and an operator keeps it
-    outside the database (`<events>:<head_hash>`) for `verify_audit --expect`.
-
-    The checkpoint is the head the walk verified, not the event recording the walk (which follows it, with any
-    event written meanwhile): the next walk verifies those."""
-    check = audit_chain_check(expected=expected)
-    with transaction.atomic(using=router.db_for_write(AuditCheckpoint)):
-        audit_record(
-            actor=actor,
-            action=AuditAction.AUDIT_VERIFIED,
-            target_type="audit_chain",
-            target_id="all",
-            after={
-                "ok": check.ok,
-                "events_checked": check.events_checked,
-                "last_id": check.last_id,
-                "last_hash": check.last_hash,
-                "broken_id": check.broken_id,
-                "problem": check.problem,
-            },
-        )
-        if not (checkpoint and check.ok and check.last_id is not None):
-            return check, None
-        recorded = AuditCheckpoint.objects.create(
-            events=check.events_checked,
-            last_event_id=check.last_id,
-            head_hash=check.last_hash,
-            recorded_by=actor.get_username()[:150] if actor is not None else "",
-        )
-    return check, recorded

@@ -60,7 +60,8 @@ from chats.models import (
     Source,
     ToolCall,
 )
-from chats.services.audit import audit_insert, audit_scope
+from chats.services.audit import audit_scope
+from chats.services.audit_chain import audit_insert
 from chats.services.documents import Prepared, document_prepare
 from chats.services.ingestion import (
     IngestResult,

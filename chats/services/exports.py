@@ -17,7 +17,8 @@ from django.db.models import QuerySet
 from chats.audit_actions import AuditAction
 from chats.export import ExportResult, export_conversation
 from chats.models import Conversation, Dataset
-from chats.selectors.artifacts import ArtifactFilters, artifact_count, artifact_lines
+from chats.selectors.artifact_export import artifact_lines
+from chats.selectors.artifacts import ArtifactFilters, artifact_count
 from chats.selectors.datasets import dataset_lines
 from chats.selectors.exports import BulkExport, conversation_to_canonical, export_lines
 from chats.services.audit import Actor, audit_record

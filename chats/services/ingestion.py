@@ -39,7 +39,8 @@ from chats.models import (
     Source,
     ToolCall,
 )
-from chats.services.audit import Actor, SourceActor, audit_event, audit_insert, audited_write, jsonable
+from chats.services.audit import Actor, SourceActor, audit_event, audited_write, jsonable
+from chats.services.audit_chain import audit_insert
 from chats.services.documents import Prepared, document_prepare
 from chats.services.plan_writer import write_plan
 from chats.services.queue_rules import rules_apply

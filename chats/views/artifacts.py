@@ -10,16 +10,13 @@ from django.views.decorators.http import require_GET
 
 from chats.db_router import replica_lag_tolerated
 from chats.forms import ArtifactListForm, VersionDiffForm
-from chats.selectors.artifacts import (
-    ARTIFACT_SORTS,
-    ArtifactFilters,
+from chats.selectors.artifact_versions import (
     PayloadVersion,
-    artifact_page,
-    artifact_summaries_of,
     artifact_versions,
     listed_only_conversations,
     payload_diff,
 )
+from chats.selectors.artifacts import ARTIFACT_SORTS, ArtifactFilters, artifact_page, artifact_summaries_of
 from chats.views.common import reviewer_page
 
 

@@ -31,7 +31,8 @@ from chats.forms import (
 )
 from chats.integers import parse_int
 from chats.models import Conversation, Queue, RubricVersion
-from chats.review.agreement import MIN_ITEMS, agreement_chart_layout, agreement_chart_rows
+from chats.review.agreement import MIN_ITEMS
+from chats.review.agreement_chart import agreement_chart_layout, agreement_chart_rows
 from chats.roles import Roles, lead_required
 from chats.selectors.datasets import queue_datasets
 from chats.selectors.review import (

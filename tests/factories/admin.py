@@ -9,7 +9,8 @@ from django.contrib.auth.models import Group, User
 
 from chats.models import Conversation, Label, ModelCall, Source, ViewedVia
 from chats.roles import LEADS
-from chats.services.audit import CommandActor, audit_chain_verify
+from chats.services.audit import CommandActor
+from chats.services.audit_verification import audit_chain_verify
 from chats.services.datasets import dataset_snapshot_create
 from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit

@@ -1,5 +1,6 @@
 """Agreement statistics (chats/review/agreement.py) on the published examples in design/review.md, the degenerate
-cases, multi-label questions, the pair figures and the chart data."""
+cases, multi-label questions and the pair figures; per question and rubric version (chats/review/rubric_agreement.py);
+the chart data (chats/review/agreement_chart.py)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,10 @@ from chats.review.agreement import (
     ONE_REVIEWER,
     PAIR_NO_OVERLAP,
     QuestionKind,
-    agreement_chart_layout,
-    agreement_chart_rows,
     question_agreement,
-    rubric_agreement,
 )
+from chats.review.agreement_chart import agreement_chart_layout, agreement_chart_rows
+from chats.review.rubric_agreement import rubric_agreement
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability": 4 observers x 12 units, "." is missing.
 KRIPPENDORFF_2011 = {

@@ -75,7 +75,8 @@ from chats.models import (
     ToolCall,
     ViewedVia,
 )
-from chats.services.audit import CommandActor, audit_chain_verify
+from chats.services.audit import CommandActor
+from chats.services.audit_verification import audit_chain_verify
 from chats.services.datasets import dataset_snapshot_create
 from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit

@@ -22,7 +22,9 @@ from django.test import Client
 from chats.audit_actions import AuditAction
 from chats.models import AUDIT_GENESIS_HASH, AUDIT_VERIFIED_ACTION, AuditEvent, Source
 from chats.selectors.audit import audit_chain_last_verification
-from chats.services.audit import CHAIN_FIELDS, CommandActor, audit_chain_check, audit_chain_digest, audit_record
+from chats.services.audit import CommandActor, audit_record
+from chats.services.audit_chain import CHAIN_FIELDS, audit_chain_digest
+from chats.services.audit_verification import audit_chain_check
 from chats.services.bulk_writer import conversations_ingest_bulk
 from chats.services.exports import export_record
 from chats.services.feedback import feedback_submit

@@ -20,7 +20,8 @@ from django.test import Client
 
 from chats.audit_actions import AuditAction
 from chats.models import AUDIT_GENESIS_HASH, AUDIT_VERIFIED_ACTION, AuditCheckpoint, AuditEvent
-from chats.services.audit import CHAIN_FIELDS, audit_chain_digest, audit_record
+from chats.services.audit import audit_record
+from chats.services.audit_chain import CHAIN_FIELDS, audit_chain_digest
 
 # engines: CI runs this file again on SQLite, where there are no triggers to set aside.
 pytestmark = [pytest.mark.django_db, pytest.mark.engines]
@@ -252,7 +253,7 @@ def test_a_malformed_expected_head_is_refused_before_anything_is_written(reviewe
 
 
 def test_every_stored_checkpoint_is_checked_a_chunk_at_a_time(reviewer: User, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("chats.services.audit.CHAIN_CHUNK", 2)
+    monkeypatch.setattr("chats.services.audit_verification.CHAIN_CHUNK", 2)
     for count in (1, 3, 2):
         _write(count, reviewer)
         _verify()

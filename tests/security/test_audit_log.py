@@ -18,7 +18,8 @@ from django.test import RequestFactory
 
 from chats.audit_actions import AuditAction
 from chats.models import AuditCheckpoint, AuditEvent, Source
-from chats.services.audit import CommandActor, audit_chain_verify, audit_record
+from chats.services.audit import CommandActor, audit_record
+from chats.services.audit_verification import audit_chain_verify
 from chats.services.feedback import feedback_submit
 from chats.services.review import conversation_set_review_status
 from tests.security.audit_paths import World, admin_post, make_world

@@ -17,7 +17,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chats.integers import parse_int
-from chats.services.audit import ChainMark, CommandActor, audit_chain_verify
+from chats.services.audit import CommandActor
+from chats.services.audit_verification import ChainMark, audit_chain_verify
 
 _MARK = re.compile(r"(?P<events>[0-9]{1,19}):(?P<hash>[0-9a-f]{64})\Z")
 

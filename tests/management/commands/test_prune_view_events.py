@@ -15,7 +15,8 @@ from django.utils import timezone
 
 from chats.audit_actions import AuditAction
 from chats.models import AuditEvent, Conversation, ConversationView, Source
-from chats.services.audit import audit_event, audit_insert
+from chats.services.audit import audit_event
+from chats.services.audit_chain import audit_insert
 from tests import factories
 
 pytestmark = pytest.mark.django_db
