@@ -390,18 +390,18 @@ def test_the_filters_take_the_same_queries_for_one_conversation_and_many(
     ingest_client: APIClient, reader: APIClient, page: Client, django_assert_num_queries: Any
 ) -> None:
     post(ingest_client, _matching(0), "record_qa")
-    with django_assert_num_queries(5):  # session, user, groups, conversations, those not indexed yet
+    with django_assert_num_queries(4):  # session, user, groups, conversations
         assert len(reader.get(f"/api/v1/conversations/?{ALL_FILTERS}").json()["results"]) == 1
     page.get("/conversations/")  # the sources and labels the form offers, cached
-    # session, user, groups, conversations, their count, those not indexed yet, the saved views
-    with django_assert_num_queries(7):
+    # session, user, groups, conversations, their count, the saved views
+    with django_assert_num_queries(6):
         assert page.get(f"/conversations/?{ALL_FILTERS}").status_code == 200
 
     for number in range(1, 15):
         post(ingest_client, _matching(number), "record_qa")
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(4):
         assert len(reader.get(f"/api/v1/conversations/?{ALL_FILTERS}").json()["results"]) == 15
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         assert page.get(f"/conversations/?{ALL_FILTERS}").status_code == 200
 
 

@@ -272,13 +272,13 @@ def test_list_queries_do_not_grow_with_the_number_of_conversations(
     source: Any, reader: APIClient, django_assert_num_queries: Any
 ) -> None:
     make_conversation(source)
-    # session, user, groups, conversations, those not indexed for search yet (X-Search-Not-Indexed)
-    with django_assert_num_queries(5):
+    # session, user, groups, conversations
+    with django_assert_num_queries(4):
         assert len(uuids(reader.get("/api/v1/conversations/"))) == 1
 
     for _ in range(49):
         make_conversation(source, n_messages=2, with_tools=False)
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(4):
         assert len(uuids(reader.get("/api/v1/conversations/"))) == 50
 
 
