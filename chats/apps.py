@@ -7,6 +7,15 @@ from django.urls import register_converter
 from django.urls.converters import get_converters
 
 
+def search_cap_apply(using: str = "default", **kwargs: object) -> None:
+    from django.conf import settings
+    from django.db import connections
+
+    from chats.search_schema import search_schema_apply
+
+    search_schema_apply(connections[using], settings.MASTERBRAIN_SEARCH_MESSAGE_CHARS)
+
+
 class ChatsConfig(AppConfig):
     name = "chats"
     verbose_name = "Conversations"
@@ -19,6 +28,8 @@ class ChatsConfig(AppConfig):
 
         # After the auth app's own receiver has made the permissions, and again after a test's flush.
         post_migrate.connect(ensure_role_groups, sender=self, dispatch_uid="chats.ensure_role_groups")
+        # The message vectors' cap follows MASTERBRAIN_SEARCH_MESSAGE_CHARS from the next migrate on.
+        post_migrate.connect(search_cap_apply, sender=self, dispatch_uid="chats.search_cap_apply")
 
         # `manage.py check` (and so every test run and deployment) refuses a schema that could no longer be
         # distributed by conversation (docs/SCALING.md).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Any
 
 import django_filters
@@ -66,6 +67,26 @@ class StrictBooleanField(forms.Field):
 
 class StrictBooleanFilter(django_filters.BooleanFilter):
     field_class = StrictBooleanField
+
+
+# A search reads each of its words' matches through an index (chats.selectors.search): their number is bounded
+# before any is read.
+SEARCH_MAX_CHARS = 500
+SEARCH_MAX_WORDS = 32
+
+
+class SearchField(forms.CharField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=SEARCH_MAX_CHARS, **kwargs)
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if len(re.findall(r"\w+", value or "")) > SEARCH_MAX_WORDS:
+            raise forms.ValidationError(f"A search has at most {SEARCH_MAX_WORDS} words.", code="too_many_words")
+
+
+class SearchFilter(django_filters.CharFilter):
+    field_class = SearchField
 
 
 class StorableFilterForm(FilterForm):
@@ -332,7 +353,7 @@ class ConversationFilter(django_filters.FilterSet):
         label="Feedback label",
         empty_label="Any label",
     )
-    q = django_filters.CharFilter(method="filter_search", label="Search message text")
+    q = SearchFilter(method="filter_search", label="Search message text")
     # Model calls reported by instrumented applications (OpenTelemetry): chats/model_call_filters.py.
     provider = django_filters.CharFilter(method=model_call_filters.filter_provider, label="Model provider")
     tokens_min = model_call_filters.TokenCountFilter(

@@ -284,11 +284,17 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-# Who builds the search vectors of what ingestion stored: "tasks" (a Celery task after each ingestion, inline
-# without a broker) or "command" (only `manage.py index_search --loop`, run beside the servers).
-MASTERBRAIN_SEARCH_INDEXER = env_str("MASTERBRAIN_SEARCH_INDEXER", "tasks")
-if MASTERBRAIN_SEARCH_INDEXER not in ("tasks", "command"):
-    raise ImproperlyConfigured(f"MASTERBRAIN_SEARCH_INDEXER={MASTERBRAIN_SEARCH_INDEXER!r}: use tasks or command.")
+# Full-text search indexes the first this-many characters of each message (the message is stored whole), in the
+# statement that stores it (chats.search_schema): a new value applies to messages stored after the next migrate.
+MASTERBRAIN_SEARCH_MESSAGE_CHARS = env_int("MASTERBRAIN_SEARCH_MESSAGE_CHARS", 20_000, minimum=100)
+if MASTERBRAIN_SEARCH_MESSAGE_CHARS > 1_000_000:  # a tsvector holds at most 1 MB
+    raise ImproperlyConfigured("MASTERBRAIN_SEARCH_MESSAGE_CHARS must be at most 1000000.")
+# Removed when vectors came to be built as rows are written: nothing builds them afterwards, so nothing is chosen.
+if env_str("MASTERBRAIN_SEARCH_INDEXER"):
+    raise ImproperlyConfigured(
+        "MASTERBRAIN_SEARCH_INDEXER is no longer read: search vectors are built as messages are stored, and "
+        "manage.py index_search is gone. Remove it from the environment."
+    )
 
 MASTERBRAIN_THROTTLE_INGEST = env_rate("MASTERBRAIN_THROTTLE_INGEST", "600/min")
 

@@ -30,7 +30,6 @@ from chats.selectors import search as search_selectors
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
 from chats.services.labels import label_create, label_delete, label_update
-from chats.services.search import search_index_stale
 from chats.services.sources import source_get_or_create
 from tests import factories
 from tests.factories import ingest, make_conversation, make_messages
@@ -391,18 +390,18 @@ def test_the_filters_take_the_same_queries_for_one_conversation_and_many(
     ingest_client: APIClient, reader: APIClient, page: Client, django_assert_num_queries: Any
 ) -> None:
     post(ingest_client, _matching(0), "record_qa")
-    with django_assert_num_queries(5):  # session, user, groups, conversations, those not indexed yet
+    with django_assert_num_queries(4):  # session, user, groups, conversations
         assert len(reader.get(f"/api/v1/conversations/?{ALL_FILTERS}").json()["results"]) == 1
     page.get("/conversations/")  # the sources and labels the form offers, cached
-    # session, user, groups, conversations, their count, those not indexed yet, the saved views
-    with django_assert_num_queries(7):
+    # session, user, groups, conversations, their count, the saved views
+    with django_assert_num_queries(6):
         assert page.get(f"/conversations/?{ALL_FILTERS}").status_code == 200
 
     for number in range(1, 15):
         post(ingest_client, _matching(number), "record_qa")
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(4):
         assert len(reader.get(f"/api/v1/conversations/?{ALL_FILTERS}").json()["results"]) == 15
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         assert page.get(f"/conversations/?{ALL_FILTERS}").status_code == 200
 
 
@@ -546,13 +545,6 @@ def test_a_malformed_model_setting_is_shown_next_to_its_field(client: Client, re
 COUNT = re.compile(r'<p class="muted" id="search-count">(.*?)</p>', re.S)
 
 
-@pytest.fixture
-def indexed_later(settings: Any) -> None:
-    """Ingestion leaves the vectors to `manage.py index_search`, as with MASTERBRAIN_SEARCH_INDEXER=command: what it
-    stores stays stale until search_index_stale() runs."""
-    settings.MASTERBRAIN_SEARCH_INDEXER = "command"
-
-
 def _count(client: Client, query: str) -> str | None:
     response = client.get(f"/conversations/?{query}")
     assert response.status_code == 200
@@ -561,15 +553,12 @@ def _count(client: Client, query: str) -> str | None:
 
 
 @pytest.mark.postgres
-def test_a_search_says_how_many_conversations_match_indexed_or_not(
-    client: Client, reviewer: User, source: Source, indexed_later: None
-) -> None:
+def test_a_search_says_how_many_conversations_match(client: Client, reviewer: User, source: Source) -> None:
     client.force_login(reviewer)
     factories.make_conversation(source, n_messages=4, topic="photobleaching")
     factories.make_conversation(source, n_messages=4, topic="photobleaching")
     factories.make_conversation(source, n_messages=4, topic="electrophoresis")
-    search_index_stale()
-    factories.make_conversation(source, n_messages=4, topic="photobleaching")  # stale: read from its messages
+    factories.make_conversation(source, n_messages=4, topic="photobleaching")
 
     assert _count(client, "q=photobleaching") == "3 conversations match the search."
     assert _count(client, "q=electrophoresis") == "1 conversation matches the search."
@@ -587,7 +576,6 @@ def test_past_the_probe_the_search_count_says_more_than(
     monkeypatch.setattr(search_selectors, "SEARCH_PROBE_LIMIT", 2)
     for _ in range(3):
         factories.make_conversation(source, n_messages=4, topic="photobleaching")
-    search_index_stale()
     client.force_login(reviewer)
 
     response = client.get("/conversations/?q=photobleaching")
@@ -603,7 +591,6 @@ def test_the_search_probe_leaves_the_planner_settings_as_they_were(
     from django.db import connection
 
     factories.make_conversation(source, n_messages=4, topic="photobleaching")
-    search_index_stale()
     client.force_login(reviewer)
     # The test runs in a transaction, as a request in ATOMIC_REQUESTS would: the probe's SET LOCAL must not outlive it.
     assert _count(client, "q=photobleaching") == "1 conversation matches the search."

@@ -41,7 +41,10 @@ def run_check(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPro
         ({"DEBUG": "1", "DATABASE_URL": "mysql://db/x"}, "DATABASE_URL"),
         ({"DEBUG": "1", "MASTERBRAIN_MAX_MESSAGES": "lots"}, "MASTERBRAIN_MAX_MESSAGES"),
         ({"DEBUG": "1", "MASTERBRAIN_THROTTLE_INGEST": "600 per minute"}, "MASTERBRAIN_THROTTLE_INGEST"),
-        ({"DEBUG": "1", "MASTERBRAIN_SEARCH_INDEXER": "cron"}, "MASTERBRAIN_SEARCH_INDEXER"),
+        ({"DEBUG": "1", "MASTERBRAIN_SEARCH_MESSAGE_CHARS": "50"}, "MASTERBRAIN_SEARCH_MESSAGE_CHARS"),
+        ({"DEBUG": "1", "MASTERBRAIN_SEARCH_MESSAGE_CHARS": "2000000"}, "MASTERBRAIN_SEARCH_MESSAGE_CHARS"),
+        # Removed when search vectors came to be built as messages are stored: not silently ignored.
+        ({"DEBUG": "1", "MASTERBRAIN_SEARCH_INDEXER": "tasks"}, "MASTERBRAIN_SEARCH_INDEXER"),
         ({"DEBUG": "1", "MASTERBRAIN_TRUSTED_PROXIES": "10.0.0.5, proxy.local"}, "MASTERBRAIN_TRUSTED_PROXIES"),
         ({"DEBUG": "1", "MASTERBRAIN_TRUSTED_PROXIES": "10.0.0.5/24"}, "MASTERBRAIN_TRUSTED_PROXIES"),
         ({"DEBUG": "1", "DATABASE_REPLICA_URL": "postgres://127.0.0.1/x"}, "DATABASE_REPLICA_URL"),  # SQLite primary

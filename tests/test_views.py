@@ -214,10 +214,9 @@ def test_a_garbled_cursor_starts_from_the_first_page(client: Client, reviewer: U
 
 
 def _list_queries(client: Client, django_assert_num_queries, count: int) -> None:
-    # session, user, groups, one page of conversations, the result count (at most 1,001 ids), the conversations not
-    # indexed for search yet (at most 1,001 rows of a partial index), the saved views (own and shared, with their
-    # owners); the sources and labels the filter form offers come from the cache
-    with django_assert_num_queries(7):
+    # session, user, groups, one page of conversations, the result count (at most 1,001 ids), the saved views (own
+    # and shared, with their owners); the sources and labels the filter form offers come from the cache
+    with django_assert_num_queries(6):
         response = client.get("/conversations/?has_tool_calls=true")
     assert response.status_code == 200
     assert len(response.context["page"].conversations) == count

@@ -155,7 +155,7 @@ class ConversationAdmin(ReadOnlyAdmin):
     readonly_fields = ["thread"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
-        return super().get_queryset(request).select_related("source").defer("search_vector")
+        return super().get_queryset(request).select_related("source").defer("title_vector")
 
     @admin.display(description="title", ordering="title")
     def display_title(self, obj: Conversation) -> str:

@@ -86,9 +86,9 @@ conversations = extend_schema_view(
         operation_id="conversations_list",
         summary="List conversations",
         description="Newest first (by last activity, then id), with the same filters as the review pages and "
-        "full-text `q`. Cursor pagination: follow `next` and `previous`. The response header "
-        f"`{NOT_INDEXED_HEADER}` says how many of the caller's conversations wait for their search vectors "
-        "(`q` reads their messages directly meanwhile): a number, or `1000+` past a thousand.",
+        "full-text `q` (what is stored is found as soon as its ingestion is acknowledged). Cursor pagination: "
+        f"follow `next` and `previous`. The response header `{NOT_INDEXED_HEADER}` is always `0` (deprecated: "
+        "nothing waits to be indexed; it will be removed in the next release).",
         parameters=[
             OpenApiParameter(
                 "model_setting",
@@ -102,8 +102,7 @@ conversations = extend_schema_view(
                 str,
                 location=OpenApiParameter.HEADER,
                 response=[200],
-                description="How many of the caller's conversations are not indexed for search yet (`1000+` past "
-                "a thousand).",
+                description="Always `0` (deprecated): search vectors are built as messages are stored.",
             ),
         ],
         responses={200: serializers.ConversationListSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},

@@ -42,7 +42,6 @@ from chats.selectors.artifacts import ArtifactFilters, artifact_page, artifact_s
 from chats.selectors.conversations import (
     conversation_list,
     conversation_one,
-    not_indexed_count,
 )
 from chats.selectors.exports import bulk_export
 from chats.selectors.feedback import feedback_list, feedback_target, labels_named
@@ -92,8 +91,7 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
 
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         response = super().list(request, *args, **kwargs)
-        waiting = not_indexed_count(scope_to_caller(request, Conversation.objects.all()))
-        response[schema.NOT_INDEXED_HEADER] = f"{waiting.count}+" if waiting.more else str(waiting.count)
+        response[schema.NOT_INDEXED_HEADER] = "0"  # deprecated: nothing waits to be indexed any more
         return response
 
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:

@@ -221,13 +221,12 @@ class FeedbackRow:
 @dataclass(frozen=True, slots=True)
 class Creation:
     """The values a conversation a plan creates starts with, besides its fields and summary (both writers copy
-    them): its public id, when it was last active (the document's start, else when it is stored), its review state,
-    and that its search vector is still to be built (apart, by `chats.services.search.search_index`)."""
+    them): its public id, when it was last active (the document's start, else when it is stored), and its review
+    state."""
 
     uuid: uuid.UUID
     last_activity_at: datetime
     review_status: str = "unreviewed"
-    search_stale: bool = True
 
 
 @dataclass

@@ -14,8 +14,6 @@
 """
 
 from chats.models.conversations import (
-    SEARCH_DOCUMENT_SQL,
-    SEARCH_TEXT_LIMIT,
     ArtifactKind,
     ContentForm,
     ContextArtifactId,
@@ -72,8 +70,6 @@ __all__ = [
     "MAX_REVIEWS_PER_ITEM",
     "MAX_VIEW_NAME",
     "MAX_VIEW_QUERY",
-    "SEARCH_DOCUMENT_SQL",
-    "SEARCH_TEXT_LIMIT",
     "ApiKey",
     "ApiKeyDailyUsage",
     "ApiKeyQuerySet",

@@ -41,19 +41,6 @@ class ReviewStatus(models.TextChoices):
     REVIEWED = "reviewed", "Reviewed"
 
 
-# Full-text search indexes this many characters of a conversation (a tsvector is capped at 1 MB).
-SEARCH_TEXT_LIMIT = 250_000
-
-# A conversation's search vector, as SQL over a row `c` of chats_conversation (one placeholder: SEARCH_TEXT_LIMIT):
-# its title and its messages' text in order. The messages are read per conversation (by the conversation's index on
-# messages), so that only the rows a query selects are read. The indexer (chats.services.search.search_index) and the search over
-# conversations it has not indexed yet (filters) both take it from here.
-SEARCH_DOCUMENT_SQL = (
-    "to_tsvector('english', left(coalesce(c.title, '') || ' ' || coalesce((SELECT string_agg(m.text, ' ' ORDER BY "
-    "m.position) FROM chats_message m WHERE m.conversation_id = c.id), ''), %s))"
-)
-
-
 class Conversation(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     # No index of its own: the unique (source, external id digest) index starts with it.
@@ -94,12 +81,10 @@ class Conversation(models.Model):
     # Whether any injection was not permitted by the injection context (chats.ingest.policy); None: the
     # conversation has no context, so nothing was stated and nothing is judged.
     policy_violation = models.BooleanField(null=True, blank=True)
-    # Full-text search over the text of every message. On PostgreSQL a GIN index serves ?q= (created by a
-    # migration, since SQLite has no tsvector); SQLite searches message text instead. Ingestion does not build
-    # it: it marks the conversation stale, and chats.services.search.search_index builds the vectors of stale conversations
-    # (manage.py index_search), apart from the ingest requests. Until then ?q= reads a stale conversation's text.
-    search_vector = SearchVectorField(null=True, editable=False)
-    search_stale = models.BooleanField(default=False, editable=False)
+    # The title's full-text vector, which search reads beside the messages' own (chats.selectors.search). On
+    # PostgreSQL a trigger builds it as the row is written, and a GIN index serves it; SQLite, which has no
+    # tsvector, searches the title's text instead.
+    title_vector = SearchVectorField(null=True, editable=False)
 
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -131,8 +116,6 @@ class Conversation(models.Model):
             models.Index(fields=["review_status", "-last_activity_at"], name="conv_status_activity_idx"),
             # ?has_tool_calls=true: a partial index over the conversations that have any.
             models.Index(fields=["-last_activity_at"], condition=Q(tool_call_count__gt=0), name="conv_with_tools_idx"),
-            # The search indexer's queue, and ?q= over what it has not indexed yet.
-            models.Index(fields=["id"], condition=Q(search_stale=True), name="conv_search_stale_idx"),
             # ?policy=violation (= true), permitted (= false) or no_context (IS NULL), newest first.
             models.Index(fields=["policy_violation", "-last_activity_at", "-id"], name="conv_policy_activity_idx"),
             # ?workflow=protocol_qa, newest first: only the conversations whose scenario names a workflow.
@@ -184,6 +167,10 @@ class Section(models.TextChoices):
 
 
 class Message(models.Model):
+    # On PostgreSQL each message also has a full-text vector of its text, `search_vector`, which is not a field
+    # here: a trigger builds it in the statement that writes the row (COPY included), from the first
+    # MASTERBRAIN_SEARCH_MESSAGE_CHARS characters, and a GIN index serves ?q= (chats.selectors.search). No model
+    # reads it, so no query carries it. Migration 0034 made it; chats.search_schema keeps its cap.
     # No index of its own: the unique (conversation, position) index starts with it and serves every lookup by
     # it, and each index is paid for by every message ingested.
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages", db_index=False)

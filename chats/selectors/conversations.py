@@ -24,26 +24,12 @@ from chats.selectors.threads import PathWindow, call_span
 
 PAGE_SIZE = 50
 # Heavy columns the list never shows.
-LIST_DEFERRED = ("search_vector", "metadata", "scenario", "injection_context", "model_config", "context_pairs")
+LIST_DEFERRED = ("title_vector", "metadata", "scenario", "injection_context", "model_config", "context_pairs")
 
 
 def conversation_list(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
     """``queryset`` as a list shows it: with the source's name, without the heavy columns."""
     return queryset.select_related("source").defer(*LIST_DEFERRED)
-
-
-# The list counts the conversations not indexed yet up to this many ("more than 1,000" past it).
-NOT_INDEXED_LIMIT = 1000
-
-
-def not_indexed_count(queryset: QuerySet[Conversation]) -> BoundedCount:
-    """How many conversations of ``queryset`` (those the caller may see) wait for their search vectors
-    (chats.services.search): one query that reads at most NOT_INDEXED_LIMIT + 1 rows of the partial index on
-    stale rows, so it costs what the indexer's backlog does, never the table, and stops there."""
-    count = queryset.filter(search_stale=True).order_by()[: NOT_INDEXED_LIMIT + 1].count()
-    if count > NOT_INDEXED_LIMIT:
-        return BoundedCount(NOT_INDEXED_LIMIT, more=True)
-    return BoundedCount(count, more=False)
 
 
 # The list's result count is exact up to this many conversations, "more than" past it.
@@ -61,7 +47,7 @@ def conversation_count_bounded(queryset: QuerySet[Conversation]) -> BoundedCount
 
 def conversation_one(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
     """``queryset`` for reading a conversation whole: every column but the search vector, and the source."""
-    return queryset.select_related("source").defer("search_vector")
+    return queryset.select_related("source").defer("title_vector")
 
 
 # --------------------------------------------------------------------------------------------------------------

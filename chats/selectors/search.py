@@ -1,18 +1,27 @@
-"""Full-text search over conversations (PostgreSQL): the GIN-indexed vectors, and the text of conversations the
-indexer has not reached yet, read as the indexer would read it."""
+"""Full-text search over conversations (PostgreSQL), through the messages' own vectors and the titles'.
+
+Each message's vector is built as the message is stored (chats.search_schema), so everything stored is found, and
+a conversation is searched as one text: its words' boolean combination is decided per conversation, each word (or
+phrase) per message (chats.tsquery).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from django.contrib.postgres.search import SearchQuery
 from django.db import connections
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
-from chats.models import SEARCH_DOCUMENT_SQL, SEARCH_TEXT_LIMIT, Conversation
+from chats import tsquery
+from chats.models import Conversation
+from chats.search_schema import CONFIG
 
-# A search first reads up to this many of its matches from the GIN index (see full_text_matches).
+# A search first reads up to this many of its matches from the GIN indexes (see full_text_matches).
 SEARCH_PROBE_LIMIT = 2000
+# ... reading at most MESSAGE_PROBE_FACTOR times as many matching messages for each word: a word in more is
+# common enough that walking the list's time index finds a page of matches quickly.
+MESSAGE_PROBE_FACTOR = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,64 +32,140 @@ class BoundedCount:
     more: bool
 
 
-def full_text_matches(queryset: QuerySet[Conversation], value: str) -> tuple[QuerySet[Conversation], BoundedCount]:
-    """Conversations whose stored vector (`chats.services.search.search_index`) matches a web-style query, and the
-    stale ones (ingested since the indexer last ran) whose text does, read from their messages as the indexer would.
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """The conversations (of the caller's scope) that have a term, read from the GIN indexes: all of them when
+    ``complete``, else some of them (the term is in more than SEARCH_PROBE_LIMIT conversations, or in more than
+    MESSAGE_PROBE_FACTOR times as many messages)."""
+
+    ids: frozenset[int]
+    complete: bool
+
+
+def full_text_matches(
+    queryset: QuerySet[Conversation], value: str
+) -> tuple[QuerySet[Conversation], BoundedCount | None]:
+    """Conversations of ``queryset`` that match a web-style query, and how many do (None: not counted here).
 
     The page wants the newest matches first, and the best plan depends on how many there are, which the planner
-    misjudges: words cluster in time, so walking the time index and testing each row's (large, compressed) vector
-    can read tens of thousands of rows for a word that is rare among recent conversations. So the matches are
-    counted first, up to SEARCH_PROBE_LIMIT, through the GIN index. When that is all of them, the page reads
-    exactly those rows by primary key and sorts them (the ids are wrapped in a subquery so that the planner
-    cannot turn back to the time index). When there are more, the word is common enough that walking the time
-    index finds a page of matches quickly.
+    misjudges: words cluster in time, so walking the time index and testing each conversation can read tens of
+    thousands of rows for a word that is rare among recent conversations. So each word's conversations are read
+    first through the GIN indexes, up to a bound. When a word (or a set of words every match must have one of)
+    bounds the candidates, the query is decided for exactly those, and the page reads them by primary key and
+    sorts them (the ids are wrapped in a subquery so that the planner cannot turn back to the time index); the
+    count is exact. Otherwise the words are common enough that walking the time index, deciding each
+    conversation from its messages, finds a page of matches quickly.
 
-    The probe is also how many conversations match (with the other filters): exact up to SEARCH_PROBE_LIMIT,
-    "more than" past it, at no cost of its own (an exact count(*) of a common word would read every match).
+    Every probe reads only what the caller may see (``queryset`` is scoped to it, and filtered): neither the
+    answers nor their timing say anything about other sources' conversations.
     """
-    query = SearchQuery(value, config="english", search_type="websearch")
-    # Both probes read only what the caller may see (``queryset`` is scoped to it, and filtered): neither their
-    # answers nor their timing say anything about other sources' conversations.
-    stale = _stale_matches(queryset, value)
-    ids = _probe(queryset.filter(search_vector=query).order_by().values_list("id", flat=True)[: SEARCH_PROBE_LIMIT + 1])
-    if len(ids) <= SEARCH_PROBE_LIMIT:
-        matches = sorted(set(ids) | set(stale))
+    connection = connections[queryset.db]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT websearch_to_tsquery('{CONFIG}', %s)::text", [value])
+        row = cursor.fetchone()
+    tree = tsquery.parse(row[0] if row else "")
+    if tree is None:  # only stop words: nothing to find
+        return queryset.none(), BoundedCount(0, more=False)
+    probes: dict[tsquery.Term, _Probe] = {}
+
+    def probe(term: tsquery.Term) -> _Probe:
+        if term not in probes:
+            probes[term] = _term_probe(queryset, term)
+        return probes[term]
+
+    def size(term: tsquery.Term) -> int:
+        found = probe(term)
+        return len(found.ids) if found.complete else SEARCH_PROBE_LIMIT * (MESSAGE_PROBE_FACTOR + 1) + len(found.ids)
+
+    candidates = tsquery.cover(tree, size)
+    if candidates is not None and all(probe(term).complete for term in candidates):
+        ids = frozenset().union(*(probe(term).ids for term in candidates))
+        having = {term: _term_within(queryset, term, probes.get(term), ids) for term in tsquery.terms(tree)}
+        matches = sorted(i for i in ids if _holds(tree, having, i))
         found = queryset.extra(
             where=["chats_conversation.id = ANY(ARRAY(SELECT unnest(%s::bigint[])))"],
             params=[matches],
         )
         return found, BoundedCount(len(matches), more=False)
-    return queryset.filter(Q(search_vector=query) | Q(id__in=stale)), BoundedCount(SEARCH_PROBE_LIMIT, more=True)
+    sql, params = _decided_sql(tree)
+    walked = queryset.extra(where=[sql], params=params)  # noqa: S610  # the SQL is ours; the terms are parameters
+    if tsquery.is_monotone_union(tree) and any(len(found.ids) > SEARCH_PROBE_LIMIT for found in probes.values()):
+        # One of its terms alone is in more conversations than the probe reads.
+        return walked, BoundedCount(SEARCH_PROBE_LIMIT, more=True)
+    return walked, None
 
 
-def _probe(ids: QuerySet[Conversation, int]) -> list[int]:
-    """The ids of a search's probe, read through the GIN index of the vectors.
-
-    The planner may prefer a sequential scan that stops once it has its LIMIT: on its costs the two are close for
-    a word in a tenth of the conversations, and the index's pending list (the entries the indexer added since the
-    last vacuum) tips it. But the scan unpacks every row's vector, and takes 60-160 ms at 50,000 conversations
-    where the index takes 3-25 ms (bench P4). So the probe is planned without sequential scans, for this statement
-    alone: SET LOCAL in the same round trip (one implicit transaction, or the request's own, where the setting is
-    put back right after)."""
-    sql, params = ids.query.sql_with_params()
-    with connections[ids.db].cursor() as cursor:
-        cursor.execute(f"SET LOCAL enable_seqscan = off; {sql}; SET LOCAL enable_seqscan TO DEFAULT", params)
-        cursor.nextset()
-        return [row[0] for row in cursor.fetchall()]
+def _holds(tree: tsquery.Node, having: dict[tsquery.Term, frozenset[int]], conversation: int) -> bool:
+    return tsquery.holds(tree, lambda term: conversation in having[term])
 
 
-def _stale_matches(queryset: QuerySet[Conversation], value: str) -> list[int]:
-    """The stale conversations of ``queryset`` whose text matches: the indexer's own text and vector, computed for
-    them alone (through the partial index on stale rows, so the cost follows the indexer's backlog, not the
-    table)."""
-    scope, params = queryset.filter(search_stale=True).order_by().values("id").query.sql_with_params()
+def _term_probe(queryset: QuerySet[Conversation], term: tsquery.Term) -> _Probe:
+    """The conversations of ``queryset`` whose title or some message matches ``term``, up to the bounds."""
+    scope, params = queryset.order_by().values("id").query.sql_with_params()
+    message_limit = SEARCH_PROBE_LIMIT * MESSAGE_PROBE_FACTOR
+    rows = _without_seqscan(
+        queryset.db,
+        f"""
+        SELECT m.conversation_id FROM chats_message m
+        WHERE m.search_vector @@ %s::tsquery AND m.conversation_id IN ({scope})
+        LIMIT {message_limit + 1}
+        """,
+        [term.query, *params],
+    )
+    titles = _without_seqscan(
+        queryset.db,
+        f"SELECT c.id FROM chats_conversation c WHERE c.title_vector @@ %s::tsquery AND c.id IN ({scope}) "
+        f"LIMIT {SEARCH_PROBE_LIMIT + 1}",
+        [term.query, *params],
+    )
+    ids = frozenset(rows) | frozenset(titles)
+    return _Probe(ids, complete=len(rows) <= message_limit and len(ids) <= SEARCH_PROBE_LIMIT)
+
+
+def _term_within(
+    queryset: QuerySet[Conversation], term: tsquery.Term, found: _Probe | None, ids: frozenset[int]
+) -> frozenset[int]:
+    """Which of ``ids`` have ``term``: the probe's answer when it read them all, else read for those alone."""
+    if found is not None and found.complete:
+        return found.ids & ids
     with connections[queryset.db].cursor() as cursor:
         cursor.execute(
-            f"""
-            SELECT c.id FROM chats_conversation c
-            WHERE c.search_stale AND c.id IN ({scope})
-              AND {SEARCH_DOCUMENT_SQL} @@ websearch_to_tsquery('english', %s)
+            """
+            SELECT m.conversation_id FROM chats_message m
+            WHERE m.conversation_id = ANY(%s) AND m.search_vector @@ %s::tsquery
+            UNION
+            SELECT c.id FROM chats_conversation c WHERE c.id = ANY(%s) AND c.title_vector @@ %s::tsquery
             """,
-            [*params, SEARCH_TEXT_LIMIT, value],
+            [list(ids), term.query, list(ids), term.query],
         )
+        return frozenset(row[0] for row in cursor.fetchall())
+
+
+def _decided_sql(node: tsquery.Node) -> tuple[str, list[str]]:
+    """The query as a condition on a row of chats_conversation: each term tested on its title and messages."""
+    if isinstance(node, tsquery.Term):
+        return (
+            "(chats_conversation.title_vector @@ %s::tsquery OR EXISTS (SELECT 1 FROM chats_message m "
+            "WHERE m.conversation_id = chats_conversation.id AND m.search_vector @@ %s::tsquery))",
+            [node.query, node.query],
+        )
+    if isinstance(node, tsquery.Not):
+        sql, params = _decided_sql(node.operand)
+        return f"(NOT {sql})", params
+    parts = [_decided_sql(operand) for operand in node.operands]
+    joiner = " AND " if isinstance(node, tsquery.And) else " OR "
+    return "(" + joiner.join(sql for sql, _ in parts) + ")", [p for _, params in parts for p in params]
+
+
+def _without_seqscan(alias: str, sql: str, params: list[Any]) -> list[int]:
+    """The ids a probe reads, through the GIN indexes.
+
+    The planner may prefer a sequential scan that stops once it has its LIMIT: on its costs the two are close for
+    a word in a tenth of the rows, and the index's pending list (the entries added since the last vacuum) tips
+    it. But the scan unpacks every row's vector, and takes tens to hundreds of milliseconds where the index takes
+    a few. So the probe is planned without sequential scans, for this statement alone: SET LOCAL in the same
+    round trip (one implicit transaction, or the request's own, where the setting is put back right after)."""
+    with connections[alias].cursor() as cursor:
+        cursor.execute(f"SET LOCAL enable_seqscan = off; {sql}; SET LOCAL enable_seqscan TO DEFAULT", params)
+        cursor.nextset()
         return [row[0] for row in cursor.fetchall()]

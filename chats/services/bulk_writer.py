@@ -221,7 +221,7 @@ def _write_batch(sender: Sender, batch: list[_Item]) -> tuple[dict[int, IngestRe
             source=source, external_id_digest__in=[Conversation.digest_of(item.external_id) for item in batch]
         )
         .select_for_update(no_key=True)
-        .defer("search_vector")  # the planner never reads it, and it is the row's largest column
+        .defer("title_vector")  # the planner never reads it
         .order_by("id")
     }
     snapshots = stored_snapshots(list(rows.values()))
@@ -287,7 +287,6 @@ _CONVERSATION_COLUMNS = (
     *plans.COMPARED_FIELDS,
     "active_leaf_key",
     "review_status",
-    "search_stale",
     *plans.SUMMARY_FIELDS,
     "created_at",
     "updated_at",

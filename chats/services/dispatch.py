@@ -15,7 +15,6 @@ from celery import current_app
 EXPORT_JOB_RUN = "chats.tasks.exports.export_job_run"
 INGEST_QUEUED = "chats.ingest_queued"
 QUEUE_RULE_RUN = "chats.tasks.rules.queue_rule_run"
-SEARCH_INDEX_STALE = "chats.tasks.search.index_stale"
 
 
 def task_send(name: str, *args: Any, countdown: float | None = None) -> None:

@@ -51,7 +51,6 @@ from chats.services.receipts import (
     receipt_reject_raw,
     receipts_queued_again_on_error,
 )
-from chats.services.search import search_index_soon
 from chats.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -200,7 +199,7 @@ def _plan_and_write(source: Source, prepared: Prepared) -> tuple[plans.Plan, Con
         row = (
             Conversation.objects.select_for_update()
             .filter(source=source, external_id_digest=digest)
-            .defer("search_vector")  # the planner never reads it, and it is the row's largest column
+            .defer("title_vector")  # the planner never reads it
             .first()
         )
         stored = stored_snapshots([row])[row.pk] if row is not None else None
@@ -313,10 +312,9 @@ def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, plans.Stored]:
 
 def conversations_changed(*, sender: Sender, conversation_ids: Sequence[int]) -> None:
     """What follows an ingestion that created or changed these conversations, in its transaction (both writers call
-    this): the queue rules take those that match, and their search vectors are built once it commits."""
+    this): the queue rules take those that match. Their search vectors are already built, by the statements that
+    wrote their messages (chats.search_schema)."""
     rules_apply(actor=sender_actor(sender), conversation_ids=conversation_ids)
-    if conversation_ids:
-        search_index_soon()
 
 
 def sender_actor(sender: Sender) -> Actor:

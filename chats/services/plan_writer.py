@@ -191,7 +191,6 @@ def new_conversation(source: Source, parsed: c.Conversation, plan: plans.Plan, n
         updated_at=now,
         last_activity_at=creation.last_activity_at,
         review_status=creation.review_status,
-        search_stale=creation.search_stale,
         **plan.fields,
         **plan.summary,
     )
@@ -222,9 +221,7 @@ def plan_apply_changes(plan: plans.Plan, conversation: Conversation, refs: Refs,
     if plan.active_leaf_key is not None:
         conversation.active_leaf_key = plan.active_leaf_key
     conversation.updated_at = now
-    # New text, or a new title: its search vector is built again, apart (chats.services.search.search_index).
-    conversation.search_stale = conversation.search_stale or bool(plan.messages) or "title" in plan.fields
-    conversation.save(update_fields=[*plan.fields, *plan.summary, "active_leaf_key", "updated_at", "search_stale"])
+    conversation.save(update_fields=[*plan.fields, *plan.summary, "active_leaf_key", "updated_at"])
 
 
 def plans_rewrite_verdicts(changes: Sequence[tuple[plans.Plan, int]]) -> None:

@@ -18,7 +18,6 @@ from chats.selectors.conversations import (
     conversation_count_bounded,
     conversation_page,
     next_in_queue,
-    not_indexed_count,
 )
 from chats.selectors.conversations import conversation_list as list_columns
 from chats.selectors.exports import BULK_EXPORT_FORMATS
@@ -86,7 +85,6 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             "result_count": result_count,
             # A search's matches, counted up to a bound; the conversations search reads without their vectors.
             "search_count": search_count,
-            "not_indexed": not_indexed_count(conversations),
             "saved_views": saved_views_read(actor(request)),
             "can_share_views": can_lead,
             # Leads add the filters' conversations (or the selected rows) to a queue.

@@ -4,18 +4,15 @@ that do not grow with the data."""
 
 from __future__ import annotations
 
-from io import StringIO
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from chats.models import Conversation, InjectedArtifact, Label, Message, ToolCall
 from chats.selectors.threads import WINDOW_LIMIT_MAX, WINDOW_SIZE
 from chats.services.feedback import feedback_submit
 from chats.services.review import conversation_set_review_status
-from chats.services.search import search_index
 from chats.services.sources import api_key_create, api_key_revoke
 from tests.factories import (
     last_assistant,
@@ -149,13 +146,9 @@ def test_the_shared_filters_apply(source: Any, other_source: Any, reader: APICli
     assert listed("role=tool&model=qwen3.5-flash") == {str(tools.uuid)}
 
 
-@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "not-yet-indexed"])
-def test_full_text_search_finds_message_text(source: Any, reader: APIClient, indexed: bool) -> None:
+def test_full_text_search_finds_message_text(source: Any, reader: APIClient) -> None:
     gel = make_conversation(source, topic="agarose electrophoresis")
     make_conversation(source, topic="centrifuge")
-    if indexed:
-        call_command("index_search", stdout=StringIO())
-    assert Conversation.objects.filter(search_stale=True).exists() is not indexed
 
     assert uuids(reader.get("/api/v1/conversations/?q=electrophoresis")) == [str(gel.uuid)]
 
@@ -166,10 +159,7 @@ def test_search_pages_its_matches_newest_first_however_many_match(
 ) -> None:
     # Either way the search is planned (few matches or more than the probe reads), the answer is the same.
     monkeypatch.setattr("chats.selectors.search.SEARCH_PROBE_LIMIT", probe_limit)
-    matches = [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(3)]
-    search_index()
-    # Two more the indexer has not seen yet: found by their text, on the same pages.
-    matches += [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(3, 5)]
+    matches = [make_conversation(source, topic=f"agarose electrophoresis run {n}") for n in range(5)]
     make_conversation(source, topic="centrifuge")
     newest_first = sorted(matches, key=lambda c: (c.last_activity_at, c.pk), reverse=True)
 
@@ -282,13 +272,13 @@ def test_list_queries_do_not_grow_with_the_number_of_conversations(
     source: Any, reader: APIClient, django_assert_num_queries: Any
 ) -> None:
     make_conversation(source)
-    # session, user, groups, conversations, those not indexed for search yet (X-Search-Not-Indexed)
-    with django_assert_num_queries(5):
+    # session, user, groups, conversations
+    with django_assert_num_queries(4):
         assert len(uuids(reader.get("/api/v1/conversations/"))) == 1
 
     for _ in range(49):
         make_conversation(source, n_messages=2, with_tools=False)
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(4):
         assert len(uuids(reader.get("/api/v1/conversations/"))) == 50
 
 

@@ -353,7 +353,7 @@ def test_a_new_conversation_gets_its_starting_values_from_the_planner() -> None:
 
     assert dated.creation is not None and undated.creation is not None
     assert undated.creation == Creation(uuid=undated.creation.uuid, last_activity_at=NOW)
-    assert (undated.creation.review_status, undated.creation.search_stale) == ("unreviewed", True)
+    assert undated.creation.review_status == "unreviewed"
     assert dated.creation.last_activity_at == started and dated.creation.uuid != undated.creation.uuid
 
 

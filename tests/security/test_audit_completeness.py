@@ -67,16 +67,10 @@ NOT_WRITES = {
     "service document_prepare": "parses",
     "service target_external_ids": "read",
     "service idless_lock": "takes a lock",
-    # The search index is derived from stored messages: rebuilding it changes no audited state.
-    "service search_index": "derives search vectors",
-    "command index_search": "derives search vectors",
     "command citus_ddl": "prints SQL read from the catalog; changes nothing",
-    "service search_index_stale": "derives search vectors",
-    "service search_index_scheduled": "derives search vectors (the indexing task)",
     # The ingest task once its retries are spent: the receipts still queued are rejected through
     # queued_receipts_fail (a receipt, no audited state).
     "service queued_receipts_exhausted": "rejects queued receipts: no audited state",
-    "service search_index_soon": "schedules the search indexer",
     "service cyclic_gc_paused": "holds Python's garbage collector off around a bulk ingestion",
     # Called inside every ingestion's write, whose entries cover it: the queue rules' events are the ingestion's.
     "service conversations_changed": "part of an ingestion's write",

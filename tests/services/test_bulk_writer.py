@@ -54,9 +54,9 @@ def snapshot(source: Source) -> dict[str, Any]:
     conversations = {row.pop("id"): row for row in _values(Conversation, source)}
     ext = {pk: row["external_id"] for pk, row in conversations.items()}
     with connection.cursor() as cursor:
-        cursor.execute("SELECT id, search_vector::text FROM chats_conversation WHERE source_id = %s", [source.pk])
+        cursor.execute("SELECT id, title_vector::text FROM chats_conversation WHERE source_id = %s", [source.pk])
         for pk, vector in cursor.fetchall():
-            conversations[pk]["search_vector"] = vector
+            conversations[pk]["title_vector"] = vector
     for row in conversations.values():
         if row["started_at"] is None:
             row.pop("last_activity_at")  # the time of ingestion when the input has none
@@ -68,7 +68,15 @@ def snapshot(source: Source) -> dict[str, Any]:
     raw_messages = _rows(Message.objects.filter(conversation__source=source))
     for row in raw_messages:
         message_key[row["id"]] = (ext[row["conversation_id"]], row["key"])
+    with connection.cursor() as cursor:  # each message's vector, built by the statement that wrote it
+        cursor.execute(
+            "SELECT m.id, m.search_vector::text FROM chats_message m JOIN chats_conversation c "
+            "ON c.id = m.conversation_id WHERE c.source_id = %s",
+            [source.pk],
+        )
+        vectors = dict(cursor.fetchall())
     for row in raw_messages:
+        row["search_vector"] = vectors[row["id"]]
         row["parent_id"] = message_key[row["parent_id"]] if row["parent_id"] else None
         key = message_key[row.pop("id")]
         for name in ("conversation_id", "created_at"):

@@ -9,5 +9,5 @@ from chats.services import dispatch
 
 def test_every_name_sent_is_a_registered_task() -> None:
     current_app.loader.import_default_modules()
-    names = [dispatch.EXPORT_JOB_RUN, dispatch.INGEST_QUEUED, dispatch.QUEUE_RULE_RUN, dispatch.SEARCH_INDEX_STALE]
+    names = [dispatch.EXPORT_JOB_RUN, dispatch.INGEST_QUEUED, dispatch.QUEUE_RULE_RUN]
     assert [name for name in names if name not in current_app.tasks] == []

@@ -19,7 +19,6 @@ from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
 from chats.services.labels import label_create
 from chats.services.review import conversation_set_review_status
-from chats.services.search import search_index
 from chats.services.sources import source_get_or_create
 
 DEMO_SOURCE = "demo"
@@ -57,8 +56,6 @@ class Command(BaseCommand):
                 result = conversation_ingest(source=source, document=item.document, actor=actor)
                 outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
         self._demo_feedback()
-        while search_index():
-            pass
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
         self.stdout.write(f"Demo data in source {DEMO_SOURCE!r}: {summary}.")
 
