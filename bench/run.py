@@ -977,7 +977,7 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
             "/api/v1/conversations/?"
             + urlencode({"has_warnings": "any", "workflow": "record_qa", "feedback_origin": "masterbrain"}),
         ),
-        # Every other filter of chats.filters.ConversationFilter, alone, and the other order.
+        # Every other filter of chats.filters.conversations.ConversationFilter, alone, and the other order.
         *(
             (f"?{key}={value}", "/conversations/?" + urlencode({key: value}))
             for key, value in [

@@ -24,7 +24,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from chats.errors import InvalidInput
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.forms import (
     ArtifactListForm,
     BranchForm,

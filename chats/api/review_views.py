@@ -28,7 +28,7 @@ from chats.api.pagination import QueueItemPagination
 from chats.api.permissions import api_roles
 from chats.api.schema import BAD_REQUEST, NOT_FOUND, error
 from chats.errors import InvalidInput
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.models import Conversation, Queue, QueueRule, QueueRuleRun, Resolution, Review
 from chats.review.agreement import MIN_ITEMS
 from chats.roles import Roles, lead_required

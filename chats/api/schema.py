@@ -13,7 +13,8 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 
 from chats.api import serializers
 from chats.api.pagination import MAX_PAGE_SIZE
-from chats.filters import MODEL_SETTING_PATTERN, ExportFilter, ModelSettingFilter
+from chats.filters.exports import ExportFilter
+from chats.filters.model_setting import MODEL_SETTING_PATTERN, ModelSettingFilter
 
 NDJSON = "application/x-ndjson"
 OMITTED_HEADER = "X-Export-Omitted"

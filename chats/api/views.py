@@ -32,7 +32,8 @@ from chats.api import schema, serializers
 from chats.api.authentication import SourcePrincipal
 from chats.api.pagination import ConversationCursorPagination, FeedbackPagination
 from chats.api.permissions import CanRead, CanReadOrReview, caller_source, scope_to_caller
-from chats.filters import ConversationFilter, FeedbackFilter
+from chats.filters.conversations import ConversationFilter
+from chats.filters.feedback import FeedbackFilter
 from chats.models import Conversation, Feedback, Label, Source
 from chats.selectors.artifacts import (
     ArtifactFilters,
