@@ -22,11 +22,38 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chats.api import review_serializers as rs
 from chats.api.authentication import SourcePrincipal
 from chats.api.pagination import QueueItemPagination
 from chats.api.permissions import api_roles
 from chats.api.schema import BAD_REQUEST, NOT_FOUND, error
+from chats.api.serializers.queue_rules import (
+    QueueRuleInputSerializer,
+    QueueRulePatchSerializer,
+    QueueRuleRunSerializer,
+    QueueRuleSerializer,
+)
+from chats.api.serializers.queues import (
+    AssignSerializer,
+    ItemsAddedSerializer,
+    ItemsAddSerializer,
+    ItemStateQuery,
+    LeaseSerializer,
+    ProgressSerializer,
+    QueueCreateSerializer,
+    QueueItemSerializer,
+    QueuePatchSerializer,
+    QueueSerializer,
+    ReleasedSerializer,
+    ReleaseSerializer,
+)
+from chats.api.serializers.reviews import (
+    AgreementSerializer,
+    AnswersSerializer,
+    ItemReviewsSerializer,
+    ResolutionInputSerializer,
+    ResolutionSerializer,
+    ReviewSerializer,
+)
 from chats.errors import InvalidInput
 from chats.filters.conversations import ConversationFilter
 from chats.models import Conversation, Queue, QueueRule, QueueRuleRun, Resolution, Review
@@ -98,22 +125,22 @@ class QueueListView(APIView):
         operation_id="queues_list",
         summary="List review queues",
         description="Every queue for leads and auditors; the queues a reviewer works, for a reviewer.",
-        responses={200: rs.QueueSerializer(many=True), **ERRORS},
+        responses={200: QueueSerializer(many=True), **ERRORS},
     )
     def get(self, request: Request) -> Response:
         queues = queues_visible(request.user, api_roles(request))
-        return Response(rs.QueueSerializer(queues, many=True).data)
+        return Response(QueueSerializer(queues, many=True).data)
 
     @extend_schema(
         operation_id="queues_create",
         summary="Create a review queue (leads)",
         description="A queue with its rubric's first version. Members are named by username.",
-        request=rs.QueueCreateSerializer,
-        responses={201: rs.QueueSerializer, **BAD_REQUEST, **ERRORS},
+        request=QueueCreateSerializer,
+        responses={201: QueueSerializer, **BAD_REQUEST, **ERRORS},
     )
     def post(self, request: Request) -> Response:
         _lead(request)
-        data = _valid(rs.QueueCreateSerializer, request.data)
+        data = _valid(QueueCreateSerializer, request.data)
         members = list(User.objects.filter(username__in=data["members"]))
         unknown = sorted(set(data["members"]) - {member.username for member in members})
         if unknown:
@@ -127,7 +154,7 @@ class QueueListView(APIView):
             members=members,
         )
         detail = queue_visible(request.user, api_roles(request), queue.pk, detail=True)
-        return Response(rs.QueueSerializer(detail).data, status=status.HTTP_201_CREATED)
+        return Response(QueueSerializer(detail).data, status=status.HTTP_201_CREATED)
 
 
 class QueueDetailView(APIView):
@@ -137,10 +164,10 @@ class QueueDetailView(APIView):
         operation_id="queues_retrieve",
         summary="A review queue",
         description="Its settings, members and current rubric, for whoever sees the queue.",
-        responses={200: rs.QueueSerializer, **ERRORS, **NOT_FOUND},
+        responses={200: QueueSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
-        return Response(rs.QueueSerializer(queue_visible(request.user, api_roles(request), pk, detail=True)).data)
+        return Response(QueueSerializer(queue_visible(request.user, api_roles(request), pk, detail=True)).data)
 
     @extend_schema(
         operation_id="queues_update",
@@ -148,13 +175,13 @@ class QueueDetailView(APIView):
         description="Only the fields given change, all or none of them. Changed questions make a new rubric "
         "version when reviews were given under the current one (they keep theirs); `members` replaces the list; "
         "`lease_minutes` applies to the leases given from now on.",
-        request=rs.QueuePatchSerializer,
-        responses={200: rs.QueueSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=QueuePatchSerializer,
+        responses={200: QueueSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def patch(self, request: Request, pk: int) -> Response:
         roles = _lead(request)
         queue = _queue(request, pk)
-        data = _valid(rs.QueuePatchSerializer, request.data)
+        data = _valid(QueuePatchSerializer, request.data)
         members = None
         if "members" in data:
             members = list(User.objects.filter(username__in=data["members"]))
@@ -175,7 +202,7 @@ class QueueDetailView(APIView):
                 review_services.queue_set_lease_minutes(
                     actor=_person(request), queue=queue, lease_minutes=data["lease_minutes"]
                 )
-        return Response(rs.QueueSerializer(queue_visible(request.user, roles, pk, detail=True)).data)
+        return Response(QueueSerializer(queue_visible(request.user, roles, pk, detail=True)).data)
 
 
 class QueueProgressView(APIView):
@@ -187,7 +214,7 @@ class QueueProgressView(APIView):
         description="Items done, leased and remaining, the items in each state, and per reviewer (the members, "
         "and whoever reviewed in the queue) the reviews done, the items leased and those remaining for them. "
         "Counts only: no answer is shown.",
-        responses={200: rs.ProgressSerializer, **ERRORS, **NOT_FOUND},
+        responses={200: ProgressSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
         queue = _queue(request, pk)
@@ -201,7 +228,7 @@ class QueueProgressView(APIView):
             "states": item_state_counts(state_scope(queue)),
             "reviewers": progress.reviewers,
         }
-        return Response(rs.ProgressSerializer(payload).data)
+        return Response(ProgressSerializer(payload).data)
 
 
 class QueueItemListView(APIView):
@@ -213,31 +240,31 @@ class QueueItemListView(APIView):
         summary="List a queue's items",
         description="Oldest first, a page at a time by cursor (`results`, with `next` and `previous` links), "
         "those in `state` only when it is given. No answers are shown here.",
-        parameters=[rs.ItemStateQuery],
-        responses={200: rs.QueueItemSerializer(many=True), **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        parameters=[ItemStateQuery],
+        responses={200: QueueItemSerializer(many=True), **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
         queue = _queue(request, pk)
-        state = _valid(rs.ItemStateQuery, request.query_params).get("state")
+        state = _valid(ItemStateQuery, request.query_params).get("state")
         items = queue_items(queue)
         if state is not None:  # the scope reads the rubric: only when a state asks for it
             items = items.filter(item_state_condition(state_scope(queue), state))
         paginator = QueueItemPagination()
         page = paginator.paginate_queryset(items, request, view=self)
-        return paginator.get_paginated_response(rs.QueueItemSerializer(page, many=True).data)
+        return paginator.get_paginated_response(QueueItemSerializer(page, many=True).data)
 
     @extend_schema(
         operation_id="queue_items_add",
         summary="Add conversations to a queue (leads)",
         description="Either `conversations` (uuids) or `filters` (the conversation list's filters, applied by the "
         "same FilterSet, set-based). Conversations already in the queue are left as they are.",
-        request=rs.ItemsAddSerializer,
-        responses={200: rs.ItemsAddedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=ItemsAddSerializer,
+        responses={200: ItemsAddedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int) -> Response:
         _lead(request)
         queue = _queue(request, pk)
-        data = _valid(rs.ItemsAddSerializer, request.data)
+        data = _valid(ItemsAddSerializer, request.data)
         conversations: QuerySet[Conversation]
         if "filters" in data:
             filterset = ConversationFilter(data["filters"], queryset=Conversation.objects.all(), request=request)
@@ -278,7 +305,7 @@ class QueueNextView(APIView):
         "none.",
         request=None,
         responses={
-            200: rs.QueueItemSerializer,
+            200: QueueItemSerializer,
             204: OpenApiResponse(description="Nothing left for the caller."),
             **ERRORS,
             **NOT_FOUND,
@@ -289,7 +316,7 @@ class QueueNextView(APIView):
         item = review_services.item_lease_next(queue=queue, reviewer=_person(request))
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(rs.QueueItemSerializer(queue_items(queue).get(pk=item.pk)).data)
+        return Response(QueueItemSerializer(queue_items(queue).get(pk=item.pk)).data)
 
 
 def _reviewer(username: str) -> User:
@@ -308,15 +335,15 @@ class ItemAssignView(APIView):
         summary="Assign an item to a member (leads)",
         description="Holds the item for the member for a day (or the queue's lease time when longer), even "
         "over its slots, as the queue's page does. A member who has reviewed it already is refused (400).",
-        request=rs.AssignSerializer,
-        responses={200: rs.LeaseSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=AssignSerializer,
+        responses={200: LeaseSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, item: int) -> Response:
         _lead(request)
         found = queue_item(_queue(request, pk), item)
-        data = _valid(rs.AssignSerializer, request.data)
+        data = _valid(AssignSerializer, request.data)
         lease = review_services.item_assign(actor=_person(request), item=found, reviewer=_reviewer(data["reviewer"]))
-        return Response(rs.LeaseSerializer(lease).data)
+        return Response(LeaseSerializer(lease).data)
 
 
 class ItemReleaseView(APIView):
@@ -326,13 +353,13 @@ class ItemReleaseView(APIView):
         operation_id="queue_item_release",
         summary="Release an item's slots (leads)",
         description="Frees the slots held on the item: `reviewer`'s only, or every one when left out.",
-        request=rs.ReleaseSerializer,
-        responses={200: rs.ReleasedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=ReleaseSerializer,
+        responses={200: ReleasedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, item: int) -> Response:
         _lead(request)
         found = queue_item(_queue(request, pk), item)
-        data = _valid(rs.ReleaseSerializer, request.data)
+        data = _valid(ReleaseSerializer, request.data)
         reviewer = _reviewer(data["reviewer"]) if "reviewer" in data else None
         released = review_services.item_release(actor=_person(request), item=found, reviewer=reviewer)
         return Response({"released": released})
@@ -346,7 +373,7 @@ class ItemDraftView(APIView):
         summary="Your review of an item, as saved so far",
         description="The caller's own review of the item (a draft, or once submitted the review): 404 when they "
         "have saved none. Nobody reads another's draft here.",
-        responses={200: rs.ReviewSerializer, **ERRORS, **NOT_FOUND},
+        responses={200: ReviewSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int, item: int) -> Response:
         found = queue_item(_queue(request, pk), item)
@@ -357,22 +384,22 @@ class ItemDraftView(APIView):
         )
         if review is None:
             raise Http404("You have saved no review of this item.")
-        return Response(rs.ReviewSerializer(review).data)
+        return Response(ReviewSerializer(review).data)
 
     @extend_schema(
         operation_id="queue_item_draft_save",
         summary="Save your answers so far (members)",
         description="Any subset of the current rubric's questions, checked as a submission is; saving again "
         "replaces them. A submitted review is not a draft any more (400).",
-        request=rs.AnswersSerializer,
-        responses={200: rs.ReviewSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=AnswersSerializer,
+        responses={200: ReviewSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def put(self, request: Request, pk: int, item: int) -> Response:
         found = queue_item(_queue(request, pk), item)
-        data = _valid(rs.AnswersSerializer, request.data)
+        data = _valid(AnswersSerializer, request.data)
         review = review_services.review_save_draft(reviewer=_person(request), item=found, answers=data["answers"])
         review = Review.objects.select_related("reviewer", "rubric_version").get(pk=review.pk)
-        return Response(rs.ReviewSerializer(review).data)
+        return Response(ReviewSerializer(review).data)
 
 
 class ItemReviewsView(APIView):
@@ -383,25 +410,25 @@ class ItemReviewsView(APIView):
         summary="An item's reviews, blind",
         description="A reviewer sees their own review, and the others' submitted ones only once they have "
         "submitted theirs (`hidden` counts those not shown); leads and auditors see all.",
-        responses={200: rs.ItemReviewsSerializer, **ERRORS, **NOT_FOUND},
+        responses={200: ItemReviewsSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int, item: int) -> Response:
         found = queue_item(_queue(request, pk), item)
         visible = item_reviews(found, request.user, api_roles(request))
-        return Response(rs.ItemReviewsSerializer({"reviews": visible.reviews, "hidden": visible.hidden}).data)
+        return Response(ItemReviewsSerializer({"reviews": visible.reviews, "hidden": visible.hidden}).data)
 
     @extend_schema(
         operation_id="queue_item_review_submit",
         summary="Submit a review (members)",
         description="Answers to the queue's current rubric, every question but the text ones. Once per item.",
-        request=rs.AnswersSerializer,
-        responses={201: rs.ReviewSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=AnswersSerializer,
+        responses={201: ReviewSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, item: int) -> Response:
         found = queue_item(_queue(request, pk), item)
-        data = _valid(rs.AnswersSerializer, request.data)
+        data = _valid(AnswersSerializer, request.data)
         review = review_services.review_submit(reviewer=_person(request), item=found, answers=data["answers"])
-        return Response(rs.ReviewSerializer(review).data, status=status.HTTP_201_CREATED)
+        return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED)
 
 
 class ItemResolutionView(APIView):
@@ -410,7 +437,7 @@ class ItemResolutionView(APIView):
     @extend_schema(
         operation_id="queue_item_resolution",
         summary="An item's gold answer (leads and auditors)",
-        responses={200: rs.ResolutionSerializer, **ERRORS, **NOT_FOUND},
+        responses={200: ResolutionSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int, item: int) -> Response:
         roles = api_roles(request)
@@ -420,25 +447,25 @@ class ItemResolutionView(APIView):
         resolution = Resolution.objects.select_related("lead", "rubric_version").filter(item=found).first()
         if resolution is None:
             return Response({"errors": [{"path": "", "message": "Not resolved yet."}]}, status=404)
-        return Response(rs.ResolutionSerializer(resolution).data)
+        return Response(ResolutionSerializer(resolution).data)
 
     @extend_schema(
         operation_id="queue_item_resolve",
         summary="Resolve an item (leads)",
         description="The gold answer per question (every question but the text ones) and the final correction; "
         "resolving again replaces it.",
-        request=rs.ResolutionInputSerializer,
-        responses={200: rs.ResolutionSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=ResolutionInputSerializer,
+        responses={200: ResolutionSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, item: int) -> Response:
         _lead(request)
         found = queue_item(_queue(request, pk), item)
-        data = _valid(rs.ResolutionInputSerializer, request.data)
+        data = _valid(ResolutionInputSerializer, request.data)
         resolution = review_services.item_resolve(
             actor=_person(request), item=found, answers=data["answers"], correction=data["correction"]
         )
         resolution = Resolution.objects.select_related("lead", "rubric_version").get(pk=resolution.pk)
-        return Response(rs.ResolutionSerializer(resolution).data)
+        return Response(ResolutionSerializer(resolution).data)
 
 
 class QueueAgreementView(APIView):
@@ -454,7 +481,7 @@ class QueueAgreementView(APIView):
         "same question: `versions` lists the rubric versions in which it was the same; a question whose type, "
         "options or scale changed has one entry per form. A question on a kind of message counts each (item, "
         "message) as a unit. Reviewers are refused: the figures would tell them others' answers.",
-        responses={200: rs.AgreementSerializer, **ERRORS, **NOT_FOUND},
+        responses={200: AgreementSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
         roles = api_roles(request)
@@ -468,7 +495,7 @@ class QueueAgreementView(APIView):
             for group in queue_agreement(queue)
         ]
         payload = {"queue": queue.pk, "rubric_version": rubric.version, "min_items": MIN_ITEMS, "questions": questions}
-        return Response(rs.AgreementSerializer(payload).data)
+        return Response(AgreementSerializer(payload).data)
 
 
 def _rule_reader(request: Request) -> None:
@@ -485,7 +512,7 @@ def _rule(queue: Queue, pk: int) -> QueueRule:
 
 
 def _rule_out(rule: QueueRule) -> dict[str, Any]:
-    return dict(rs.QueueRuleSerializer(_rule(rule.queue, rule.pk)).data)
+    return dict(QueueRuleSerializer(_rule(rule.queue, rule.pk)).data)
 
 
 class QueueRuleListView(APIView):
@@ -496,12 +523,12 @@ class QueueRuleListView(APIView):
         summary="List a queue's rules (leads and auditors)",
         description="Each rule: the conversation list's filters and a sampling rate. Enabled rules add the "
         "matching conversations they sample as they are ingested.",
-        responses={200: rs.QueueRuleSerializer(many=True), **ERRORS, **NOT_FOUND},
+        responses={200: QueueRuleSerializer(many=True), **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
         _rule_reader(request)
         rules = QueueRule.objects.filter(queue=_queue(request, pk)).select_related("created_by").order_by("name", "id")
-        return Response(rs.QueueRuleSerializer(rules, many=True).data)
+        return Response(QueueRuleSerializer(rules, many=True).data)
 
     @extend_schema(
         operation_id="queue_rules_create",
@@ -509,13 +536,13 @@ class QueueRuleListView(APIView):
         description="Filters invalid for the conversation list answer 400, naming the parameter "
         "(`/filters/<name>`). The rule applies to conversations ingested from now on; run it to apply it to what "
         "is stored.",
-        request=rs.QueueRuleInputSerializer,
-        responses={201: rs.QueueRuleSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=QueueRuleInputSerializer,
+        responses={201: QueueRuleSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int) -> Response:
         _lead(request)
         queue = _queue(request, pk)
-        data = _valid(rs.QueueRuleInputSerializer, request.data)
+        data = _valid(QueueRuleInputSerializer, request.data)
         rule = rule_services.rule_create(actor=_person(request), queue=queue, **data)
         return Response(_rule_out(rule), status=status.HTTP_201_CREATED)
 
@@ -527,13 +554,13 @@ class QueueRuleDetailView(APIView):
         operation_id="queue_rules_update",
         summary="Change a queue rule (leads)",
         description="Only the fields given change; filters are checked as on creation.",
-        request=rs.QueueRulePatchSerializer,
-        responses={200: rs.QueueRuleSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        request=QueueRulePatchSerializer,
+        responses={200: QueueRuleSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def patch(self, request: Request, pk: int, rule: int) -> Response:
         _lead(request)
         found = _rule(_queue(request, pk), rule)
-        data = _valid(rs.QueueRulePatchSerializer, request.data)
+        data = _valid(QueueRulePatchSerializer, request.data)
         rule_services.rule_update(actor=_person(request), rule=found, **data)
         return Response(_rule_out(found))
 
@@ -560,13 +587,13 @@ class QueueRuleRunView(APIView):
         "`url`). The run adds the stored conversations the rule matches and samples that the queue lacks; running "
         "it again adds none (the sample is a stable hash). A rule whose filters no longer validate answers 400.",
         request=None,
-        responses={202: rs.QueueRuleRunSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
+        responses={202: QueueRuleRunSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, rule: int) -> Response:
         _lead(request)
         found = _rule(_queue(request, pk), rule)
         run = rule_services.rule_run_request(actor=_person(request), rule=found)
-        body = rs.QueueRuleRunSerializer(_rule_run(found, run.pk)).data
+        body = QueueRuleRunSerializer(_rule_run(found, run.pk)).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
@@ -585,8 +612,8 @@ class QueueRuleRunDetailView(APIView):
         summary="A run of a queue rule (leads and auditors)",
         description="Its state (queued, running, done, failed), how many conversations it added once done, and "
         "why it failed.",
-        responses={200: rs.QueueRuleRunSerializer, **ERRORS, **NOT_FOUND},
+        responses={200: QueueRuleRunSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int, rule: int, run: int) -> Response:
         _rule_reader(request)
-        return Response(rs.QueueRuleRunSerializer(_rule_run(_rule(_queue(request, pk), rule), run)).data)
+        return Response(QueueRuleRunSerializer(_rule_run(_rule(_queue(request, pk), rule), run)).data)
