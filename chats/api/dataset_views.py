@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chats.api.permissions import api_roles
-from chats.api.review_views import ERRORS, IsPerson, _lead, _person, _valid
+from chats.api.review_access import ERRORS, IsPerson, lead_roles, person_of, valid_input
 from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error
 from chats.api.serializers.datasets import DatasetCreateSerializer, DatasetExportQuery, DatasetSerializer
 from chats.errors import InvalidInput
@@ -55,8 +55,8 @@ class DatasetListView(APIView):
         responses={201: DatasetSerializer, **BAD_REQUEST, **ERRORS},
     )
     def post(self, request: Request) -> Response:
-        _lead(request)
-        data = _valid(DatasetCreateSerializer, request.data)
+        lead_roles(request)
+        data = valid_input(DatasetCreateSerializer, request.data)
         found = Queue.objects.in_bulk(data["queues"])
         missing = [
             {"path": f"/queues/{index}", "message": "no such queue"}
@@ -66,7 +66,7 @@ class DatasetListView(APIView):
         if missing:
             raise InvalidInput(missing)
         dataset = dataset_snapshot_create(
-            actor=_person(request), name=data["name"], queues=list(found.values()), description=data["description"]
+            actor=person_of(request), name=data["name"], queues=list(found.values()), description=data["description"]
         )
         return Response(DatasetSerializer(_dataset(dataset.pk)).data, status=status.HTTP_201_CREATED)
 
@@ -122,10 +122,10 @@ class DatasetExportView(APIView):
         roles = api_roles(request)
         if not roles.can_oversee:
             raise PermissionDenied("Only leads and auditors export datasets (they hold the gold answers).")
-        query = _valid(DatasetExportQuery, request.query_params)
+        query = valid_input(DatasetExportQuery, request.query_params)
         fmt = query["format"]
         dataset = _dataset(pk)
-        lines = dataset_export_stream(actor=_person(request), dataset=dataset, format=fmt)
+        lines = dataset_export_stream(actor=person_of(request), dataset=dataset, format=fmt)
         response = StreamingHttpResponse(lines, content_type=NDJSON)
         response["X-Content-SHA256"] = dataset.sha256_of(fmt)
         response["Content-Disposition"] = f'attachment; filename="dataset-{dataset.pk}-{fmt}.jsonl"'
