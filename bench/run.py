@@ -525,6 +525,7 @@ class _Rollback(Exception):
 def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     """The in-process bulk path over the same documents with each group of ingest-paid indexes dropped (each run
     inside a transaction that is rolled back, so every run starts from the same tables)."""
+    from chats.services.search import search_index
     from django.db import connection, transaction
 
     from bench.workload import documents
@@ -532,7 +533,6 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     from chats.models import Source
     from chats.services.bulk_writer import conversations_ingest_bulk
     from chats.services.documents import document_prepare
-    from chats.services.search import search_index
 
     source = Source.objects.get(name="bench")
     docs = documents(scale.index_docs, seed=seed, first_index=2_000_000)
@@ -977,7 +977,7 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
             "/api/v1/conversations/?"
             + urlencode({"has_warnings": "any", "workflow": "record_qa", "feedback_origin": "masterbrain"}),
         ),
-        # Every other filter of chats.filters.ConversationFilter, alone, and the other order.
+        # Every other filter of chats.filters.conversations.ConversationFilter, alone, and the other order.
         *(
             (f"?{key}={value}", "/conversations/?" + urlencode({key: value}))
             for key, value in [
@@ -1072,11 +1072,11 @@ def not_indexed_backlog(table: Table, scale: Scale, client: Any) -> None:
     they show reads the partial index on stale rows, up to its bound, whatever the backlog); then full-text search
     right after the indexer (chats.services.search) has caught up, with its new entries still in the GIN index's
     pending list, as a busy site's index mostly is; then a VACUUM, which leaves the database as it was loaded."""
+    from chats.services.search import search_index_stale
     from django.db import connection
 
     from bench.workload import RARE_WORDS
     from chats.selectors.conversations import NOT_INDEXED_LIMIT
-    from chats.services.search import search_index_stale
 
     def read(label: str, url: str, goal: str = "goal: p95 <= 50 ms") -> None:
         times, count, status, _ = _timed_get(client, url, scale.repeats)

@@ -1,4 +1,4 @@
-"""The conversations' filters (chats/filters.py). The auditors' filters (workflow, has_warnings, feedback_origin,
+"""The conversations' filters (chats/filters/). The auditors' filters (workflow, has_warnings, feedback_origin,
 model_setting, and policy's spellings) through the real stack: documents ingested over the API, then read back through
 the conversation list API, the export API and the list page, which share one FilterSet; the list page's form, which
 offers them (with the sources and labels it offers cached), keeps them in the pager's links and shows their errors
@@ -22,10 +22,10 @@ from django.core.cache import cache
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chats import filters
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.ingest.planner import workflow_of
 from chats.models import Conversation, Source
+from chats.selectors import filter_choices
 from chats.selectors import search as search_selectors
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
@@ -625,7 +625,7 @@ def test_a_label_created_renamed_or_deleted_is_offered_as_it_is_at_once(client: 
 def test_a_source_is_offered_once_the_cache_has_expired_and_filters_at_once(
     client: Client, reviewer: User, source: Source, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(filters, "CHOICES_SECONDS", 1)
+    monkeypatch.setattr(filter_choices, "CHOICES_SECONDS", 1)
     client.force_login(reviewer)
     factories.make_conversation(source, n_messages=2)
     assert _offered(client, "source") == [source.name]
@@ -639,7 +639,7 @@ def test_a_source_is_offered_once_the_cache_has_expired_and_filters_at_once(
 
     # The cached choices expire after CHOICES_SECONDS: wait for that (bounded), then the newcomer is offered.
     deadline = time.monotonic() + 10
-    while cache.get(filters.CHOICES_KEY) is not None:
+    while cache.get(filter_choices.CHOICES_KEY) is not None:
         assert time.monotonic() < deadline, "the cached choices never expired"
         time.sleep(0.05)
     assert _offered(client, "source") == sorted([source.name, "newcomer"])

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.forms.renderers import DjangoTemplates
 
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.models import Conversation, Source
 from tests import factories
 

@@ -16,10 +16,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chats.api import review_serializers as rs
 from chats.api.permissions import api_roles
-from chats.api.review_views import ERRORS, IsPerson, _lead, _person, _valid
+from chats.api.review_access import ERRORS, IsPerson, lead_roles, person_of, valid_input
 from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error
+from chats.api.serializers.datasets import DatasetCreateSerializer, DatasetExportQuery, DatasetSerializer
 from chats.errors import InvalidInput
 from chats.models import Dataset, Queue
 from chats.selectors.datasets import datasets_list
@@ -41,22 +41,22 @@ class DatasetListView(APIView):
         operation_id="datasets_list",
         summary="List datasets",
         description="Every dataset, newest first, with the queues it was taken from and its item count.",
-        responses={200: rs.DatasetSerializer(many=True), **ERRORS},
+        responses={200: DatasetSerializer(many=True), **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        return Response(rs.DatasetSerializer(datasets_list(), many=True).data)
+        return Response(DatasetSerializer(datasets_list(), many=True).data)
 
     @extend_schema(
         operation_id="datasets_create",
         summary="Take a dataset snapshot (leads)",
         description="Freezes every resolved item of the queues as resolved now: a later resolution or snapshot "
         "never changes it. Refused (400) when the name is taken or the queues have no resolved item.",
-        request=rs.DatasetCreateSerializer,
-        responses={201: rs.DatasetSerializer, **BAD_REQUEST, **ERRORS},
+        request=DatasetCreateSerializer,
+        responses={201: DatasetSerializer, **BAD_REQUEST, **ERRORS},
     )
     def post(self, request: Request) -> Response:
-        _lead(request)
-        data = _valid(rs.DatasetCreateSerializer, request.data)
+        lead_roles(request)
+        data = valid_input(DatasetCreateSerializer, request.data)
         found = Queue.objects.in_bulk(data["queues"])
         missing = [
             {"path": f"/queues/{index}", "message": "no such queue"}
@@ -66,9 +66,9 @@ class DatasetListView(APIView):
         if missing:
             raise InvalidInput(missing)
         dataset = dataset_snapshot_create(
-            actor=_person(request), name=data["name"], queues=list(found.values()), description=data["description"]
+            actor=person_of(request), name=data["name"], queues=list(found.values()), description=data["description"]
         )
-        return Response(rs.DatasetSerializer(_dataset(dataset.pk)).data, status=status.HTTP_201_CREATED)
+        return Response(DatasetSerializer(_dataset(dataset.pk)).data, status=status.HTTP_201_CREATED)
 
 
 class DatasetDetailView(APIView):
@@ -77,10 +77,10 @@ class DatasetDetailView(APIView):
     @extend_schema(
         operation_id="datasets_retrieve",
         summary="A dataset",
-        responses={200: rs.DatasetSerializer, **ERRORS, **NOT_FOUND},
+        responses={200: DatasetSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
-        return Response(rs.DatasetSerializer(_dataset(pk)).data)
+        return Response(DatasetSerializer(_dataset(pk)).data)
 
 
 class DatasetExportView(APIView):
@@ -98,7 +98,7 @@ class DatasetExportView(APIView):
         "to the reviewed path. Both are frozen at publication: the same bytes forever, checked against the "
         "dataset's `training_sha256` / `gold_sha256` before they are sent (also in the `X-Content-SHA256` "
         "header); a mismatch answers 500 and sends nothing. Recorded in the audit log.",
-        parameters=[rs.DatasetExportQuery],
+        parameters=[DatasetExportQuery],
         responses={
             (200, NDJSON): OpenApiResponse(
                 OpenApiTypes.STR,
@@ -122,10 +122,10 @@ class DatasetExportView(APIView):
         roles = api_roles(request)
         if not roles.can_oversee:
             raise PermissionDenied("Only leads and auditors export datasets (they hold the gold answers).")
-        query = _valid(rs.DatasetExportQuery, request.query_params)
+        query = valid_input(DatasetExportQuery, request.query_params)
         fmt = query["format"]
         dataset = _dataset(pk)
-        lines = dataset_export_stream(actor=_person(request), dataset=dataset, format=fmt)
+        lines = dataset_export_stream(actor=person_of(request), dataset=dataset, format=fmt)
         response = StreamingHttpResponse(lines, content_type=NDJSON)
         response["X-Content-SHA256"] = dataset.sha256_of(fmt)
         response["Content-Disposition"] = f'attachment; filename="dataset-{dataset.pk}-{fmt}.jsonl"'

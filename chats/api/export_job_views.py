@@ -23,10 +23,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chats.api import serializers
 from chats.api.pagination import ExportJobPagination
 from chats.api.permissions import CanRead, caller_source
 from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, READ_ERRORS, error
+from chats.api.serializers.exports import ExportJobCreateSerializer, ExportJobSerializer
 from chats.models import ApiKey, ExportJob, JobState
 from chats.selectors.export_jobs import export_job_parts, export_jobs_of, job_export
 from chats.services.export_jobs import export_job_create, export_job_download_record
@@ -47,13 +47,13 @@ def _job(request: Request, uuid: str) -> ExportJob:
 
 
 def _out(job: ExportJob) -> dict[str, Any]:
-    return dict(serializers.ExportJobSerializer(job).data)
+    return dict(ExportJobSerializer(job).data)
 
 
 class ExportJobListView(generics.GenericAPIView[ExportJob]):
     permission_classes = [CanRead]
     pagination_class = ExportJobPagination
-    serializer_class = serializers.ExportJobSerializer
+    serializer_class = ExportJobSerializer
     filter_backends: list[Any] = []
     queryset = ExportJob.objects.none()  # the schema's model; the views read the caller's own jobs
 
@@ -61,11 +61,11 @@ class ExportJobListView(generics.GenericAPIView[ExportJob]):
         operation_id="export_jobs_list",
         summary="Your export jobs",
         description="The jobs you asked for, newest first, 50 a page (`cursor` pages on).",
-        responses={200: serializers.ExportJobSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
+        responses={200: ExportJobSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
         page = self.paginate_queryset(_jobs(request)) or []
-        return self.get_paginated_response(serializers.ExportJobSerializer(page, many=True).data)
+        return self.get_paginated_response(ExportJobSerializer(page, many=True).data)
 
     @extend_schema(
         operation_id="export_jobs_create",
@@ -75,8 +75,8 @@ class ExportJobListView(generics.GenericAPIView[ExportJob]):
         "worker. Answers 202 with the job (its `url` in `Location`); poll it until `state` is `done`, then "
         "download it from `download_url`. Each error names its field (`/filters/<name>`). Recorded in the audit "
         "log.",
-        request=serializers.ExportJobCreateSerializer,
-        responses={202: serializers.ExportJobSerializer, **BAD_REQUEST, **READ_ERRORS},
+        request=ExportJobCreateSerializer,
+        responses={202: ExportJobSerializer, **BAD_REQUEST, **READ_ERRORS},
     )
     def post(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
@@ -104,7 +104,7 @@ class ExportJobDetailView(APIView):
         summary="One of your export jobs",
         description="Its state (queued, running, done, failed), progress (`done` of `total` conversations), the "
         "error that made it fail, and once done the URL of its result.",
-        responses={200: serializers.ExportJobSerializer, **READ_ERRORS, **NOT_FOUND},
+        responses={200: ExportJobSerializer, **READ_ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, uuid: str) -> Response:
         return Response(_out(_job(request, uuid)))

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chats.api.serializers import ErrorSerializer
+from chats.api.serializers.common import ErrorSerializer
 from chats.selectors.ingest_queue import ingest_queue_by_source, queue_age_seconds
 
 

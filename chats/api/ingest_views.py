@@ -19,9 +19,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chats import ingest, jsonio
-from chats.api import serializers
 from chats.api.authentication import ApiKeyAuthentication, SourcePrincipal
 from chats.api.errors import errors_response
+from chats.api.serializers.common import ErrorSerializer
+from chats.api.serializers.ingest import (
+    BulkQueuedSerializer,
+    BulkResultSerializer,
+    IngestResultSerializer,
+    ReceiptSerializer,
+)
 from chats.formats.canonical import Issue
 from chats.models import ApiKey, IngestionReceipt, Outcome, Source
 from chats.services.bulk_writer import conversations_ingest_bulk, cyclic_gc_paused
@@ -161,14 +167,14 @@ class IngestView(APIView):
         ],
         request={"application/json": OpenApiTypes.OBJECT},
         responses={
-            201: serializers.IngestResultSerializer,
-            200: serializers.IngestResultSerializer,
-            400: serializers.ErrorSerializer,
-            401: serializers.ErrorSerializer,
-            403: serializers.ErrorSerializer,
-            413: serializers.ErrorSerializer,
-            415: serializers.ErrorSerializer,
-            429: serializers.ErrorSerializer,
+            201: IngestResultSerializer,
+            200: IngestResultSerializer,
+            400: ErrorSerializer,
+            401: ErrorSerializer,
+            403: ErrorSerializer,
+            413: ErrorSerializer,
+            415: ErrorSerializer,
+            429: ErrorSerializer,
         },
     )
     def post(self, request: Request) -> Response:
@@ -229,14 +235,14 @@ class BulkIngestView(APIView):
             "application/x-ndjson": {"type": "string", "description": "One JSON document per line."},
         },
         responses={
-            200: serializers.BulkResultSerializer,
-            202: serializers.BulkQueuedSerializer,
-            400: serializers.ErrorSerializer,
-            401: serializers.ErrorSerializer,
-            403: serializers.ErrorSerializer,
-            413: serializers.ErrorSerializer,
-            415: serializers.ErrorSerializer,
-            429: serializers.ErrorSerializer,
+            200: BulkResultSerializer,
+            202: BulkQueuedSerializer,
+            400: ErrorSerializer,
+            401: ErrorSerializer,
+            403: ErrorSerializer,
+            413: ErrorSerializer,
+            415: ErrorSerializer,
+            429: ErrorSerializer,
         },
     )
     def post(self, request: Request) -> Response:
@@ -369,17 +375,17 @@ class ReceiptView(SourceKeyView):
     @extend_schema(
         operation_id="receipt_retrieve",
         responses={
-            200: serializers.ReceiptSerializer,
-            401: serializers.ErrorSerializer,
-            403: serializers.ErrorSerializer,
-            404: serializers.ErrorSerializer,
+            200: ReceiptSerializer,
+            401: ErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
         },
     )
     def get(self, request: Request, uuid: str) -> Response:
         receipt = get_object_or_404(
             IngestionReceipt.objects.select_related("conversation", "payload"), uuid=uuid, source=_source(request)
         )
-        return Response(serializers.ReceiptSerializer(receipt).data)
+        return Response(ReceiptSerializer(receipt).data)
 
 
 class ReceiptPayloadView(SourceKeyView):
@@ -389,10 +395,10 @@ class ReceiptPayloadView(SourceKeyView):
         operation_id="receipt_payload",
         responses={
             (200, "application/octet-stream"): OpenApiTypes.BINARY,
-            401: serializers.ErrorSerializer,
-            403: serializers.ErrorSerializer,
-            404: serializers.ErrorSerializer,
-            410: serializers.ErrorSerializer,
+            401: ErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+            410: ErrorSerializer,
         },
     )
     def get(self, request: Request, uuid: str) -> HttpResponse:

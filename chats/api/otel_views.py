@@ -24,9 +24,9 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from chats import jsonio
-from chats.api import serializers
 from chats.api.authentication import ApiKeyAuthentication
 from chats.api.ingest_views import IsSourceKey, _api_key, _media_type, _read_body, _Rejected, _result_body, _source
+from chats.api.serializers.common import ErrorSerializer
 from chats.formats.canonical import Issue
 from chats.ingest import otel as otel_format
 from chats.models import Outcome
@@ -129,9 +129,9 @@ class OtelTracesView(APIView):
         responses={
             **{(code, JSON): OpenApiTypes.OBJECT for code in (200, 400, 413, 415)},
             **{(code, PROTOBUF): OpenApiTypes.BINARY for code in (200, 400, 413, 415)},
-            401: serializers.ErrorSerializer,
-            403: serializers.ErrorSerializer,
-            429: serializers.ErrorSerializer,
+            401: ErrorSerializer,
+            403: ErrorSerializer,
+            429: ErrorSerializer,
         },
     )
     def post(self, request: Request) -> HttpResponse:

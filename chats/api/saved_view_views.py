@@ -19,8 +19,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chats.api.saved_view_serializers import SavedViewInputSerializer, SavedViewSerializer
 from chats.api.schema import BAD_REQUEST, NOT_FOUND, READ_ERRORS, WRITE_ERRORS
+from chats.api.serializers.saved_views import SavedViewInputSerializer, SavedViewSerializer
 from chats.errors import InvalidInput
 from chats.models import SavedView
 from chats.roles import person_roles

@@ -11,9 +11,29 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
-from chats.api import serializers
 from chats.api.pagination import MAX_PAGE_SIZE
-from chats.filters import MODEL_SETTING_PATTERN, ExportFilter, ModelSettingFilter
+from chats.api.serializers.artifacts import (
+    ArtifactDetailSerializer,
+    ArtifactExportQuery,
+    ArtifactListQuery,
+    ArtifactListSerializer,
+)
+from chats.api.serializers.common import ErrorSerializer
+from chats.api.serializers.conversations import (
+    BranchQuery,
+    ConversationDetailSerializer,
+    ConversationExportQuery,
+    ConversationListSerializer,
+)
+from chats.api.serializers.exports import BulkExportQuery
+from chats.api.serializers.feedback import (
+    FeedbackCreateSerializer,
+    FeedbackSerializer,
+    FeedbackUpdateSerializer,
+    LabelSerializer,
+)
+from chats.filters.exports import ExportFilter
+from chats.filters.model_setting import MODEL_SETTING_PATTERN, ModelSettingFilter
 
 NDJSON = "application/x-ndjson"
 OMITTED_HEADER = "X-Export-Omitted"
@@ -35,7 +55,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-c
 
 
 def error(description: str) -> OpenApiResponse:
-    return OpenApiResponse(serializers.ErrorSerializer, description=description)
+    return OpenApiResponse(ErrorSerializer, description=description)
 
 
 READ_ERRORS = {
@@ -105,7 +125,7 @@ conversations = extend_schema_view(
                 description="Always `0` (deprecated): search vectors are built as messages are stored.",
             ),
         ],
-        responses={200: serializers.ConversationListSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
+        responses={200: ConversationListSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
     ),
     retrieve=extend_schema(
         operation_id="conversations_retrieve",
@@ -116,8 +136,8 @@ conversations = extend_schema_view(
         "in windows of the active path: `?limit=` (the first window), then `?after=<window.next_after>` (or "
         "follow `window.next`) until `window.next` is null; each window costs the same whatever the thread's "
         "size. Without `after` nor `limit`, the whole path (or tree) is listed and `window` is left out.",
-        parameters=[serializers.BranchQuery],
-        responses={200: serializers.ConversationDetailSerializer, **BAD_REQUEST, **READ_ERRORS, **NOT_FOUND},
+        parameters=[BranchQuery],
+        responses={200: ConversationDetailSerializer, **BAD_REQUEST, **READ_ERRORS, **NOT_FOUND},
     ),
     export=extend_schema(
         operation_id="conversations_export",
@@ -127,7 +147,7 @@ conversations = extend_schema_view(
         "linear format, tool calls in a chat graph, ...) gets the active path, and the response header "
         f"`{OMITTED_HEADER}` lists what was left out as a JSON array of notes (`[]` when nothing was).",
         parameters=[
-            serializers.ConversationExportQuery,
+            ConversationExportQuery,
             OpenApiParameter(
                 OMITTED_HEADER,
                 str,
@@ -159,9 +179,9 @@ artifact_list = extend_schema_view(
         "`source`, order by `sort`, page by `page` (50 a page, at most 200 pages; follow `next`). A source's key "
         "sees its own source's conversations only. `?artifact_id=` (deprecated) redirects to the artifact's "
         "detail, whose `results` are the conversations it used to list.",
-        parameters=[serializers.ArtifactListQuery],
+        parameters=[ArtifactListQuery],
         responses={
-            200: serializers.ArtifactListSerializer,
+            200: ArtifactListSerializer,
             308: OpenApiResponse(description="`?artifact_id=`: to /api/v1/artifacts/{artifact_id}/ (Location)."),
             **BAD_REQUEST,
             **READ_ERRORS,
@@ -187,7 +207,7 @@ artifact_detail = extend_schema_view(
                 "page_size", int, description=f"Conversations per page of `results` (1 to {MAX_PAGE_SIZE})."
             ),
         ],
-        responses={200: serializers.ArtifactDetailSerializer, **BAD_REQUEST, **READ_ERRORS, **NOT_FOUND},
+        responses={200: ArtifactDetailSerializer, **BAD_REQUEST, **READ_ERRORS, **NOT_FOUND},
     )
 )
 
@@ -197,7 +217,7 @@ artifact_export = extend_schema_view(
         summary="Export the artifact list as NDJSON",
         description="Streams one line per artifact (kind and id), ordered by kind then id, with the list's figures "
         "and filters (`kind`, `source`). Recorded in the audit trail like every export.",
-        parameters=[serializers.ArtifactExportQuery],
+        parameters=[ArtifactExportQuery],
         responses={
             (200, NDJSON): OpenApiResponse(
                 OpenApiTypes.STR,
@@ -222,7 +242,7 @@ labels = extend_schema_view(
     get=extend_schema(
         operation_id="labels_list",
         summary="The feedback labels",
-        responses={200: serializers.LabelSerializer(many=True), **READ_ERRORS},
+        responses={200: LabelSerializer(many=True), **READ_ERRORS},
     )
 )
 
@@ -231,11 +251,11 @@ feedback = extend_schema_view(
         operation_id="feedback_list",
         summary="List feedback",
         description="Feedback of every origin on the conversations the caller may see, newest first.",
-        responses={200: serializers.FeedbackSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
+        responses={200: FeedbackSerializer(many=True), **BAD_REQUEST, **READ_ERRORS},
     ),
     retrieve=extend_schema(
         operation_id="feedback_retrieve",
-        responses={200: serializers.FeedbackSerializer, **READ_ERRORS, **NOT_FOUND},
+        responses={200: FeedbackSerializer, **READ_ERRORS, **NOT_FOUND},
     ),
     create=extend_schema(
         operation_id="feedback_create",
@@ -243,10 +263,10 @@ feedback = extend_schema_view(
         description="Feedback on a conversation, or on one of its messages (`message`: the message's key). A "
         "reviewer has one feedback per target: posting again changes it (200) instead of adding one (201). Give "
         "at least a score, a label, a comment or a correction; only an assistant message can be corrected.",
-        request=serializers.FeedbackCreateSerializer,
+        request=FeedbackCreateSerializer,
         responses={
-            201: serializers.FeedbackSerializer,
-            200: serializers.FeedbackSerializer,
+            201: FeedbackSerializer,
+            200: FeedbackSerializer,
             **BAD_REQUEST,
             **WRITE_ERRORS,
         },
@@ -255,8 +275,8 @@ feedback = extend_schema_view(
         operation_id="feedback_update",
         summary="Change your feedback (reviewers)",
         description="Fields left out keep their value.",
-        request=serializers.FeedbackUpdateSerializer,
-        responses={200: serializers.FeedbackSerializer, **BAD_REQUEST, **WRITE_ERRORS, **NOT_FOUND},
+        request=FeedbackUpdateSerializer,
+        responses={200: FeedbackSerializer, **BAD_REQUEST, **WRITE_ERRORS, **NOT_FOUND},
     ),
     destroy=extend_schema(
         operation_id="feedback_destroy",
@@ -279,7 +299,7 @@ bulk_export = extend_schema_view(
         "hidden messages and reasoning are left out, and each line's `metadata` says where it came from "
         "(conversation uuid, source, feedback ids, corrections applied, whether it is a policy violation). Select "
         "training data with `score`, `label` and `status`.",
-        parameters=[serializers.BulkExportQuery, *filter_parameters(ExportFilter)],
+        parameters=[BulkExportQuery, *filter_parameters(ExportFilter)],
         responses={
             (200, NDJSON): OpenApiResponse(
                 OpenApiTypes.STR,

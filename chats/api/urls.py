@@ -9,6 +9,8 @@ from chats.api import (
     health_views,
     ingest_views,
     otel_views,
+    review_item_views,
+    review_rule_views,
     review_views,
     saved_view_views,
     views,
@@ -44,27 +46,33 @@ urlpatterns = [
     path("queues/<int:pk>/", review_views.QueueDetailView.as_view(), name="queue-detail"),
     path("queues/<int:pk>/progress/", review_views.QueueProgressView.as_view(), name="queue-progress"),
     path("queues/<int:pk>/items/", review_views.QueueItemListView.as_view(), name="queue-items"),
-    path("queues/<int:pk>/items/<int:item>/assign/", review_views.ItemAssignView.as_view(), name="queue-item-assign"),
     path(
-        "queues/<int:pk>/items/<int:item>/release/", review_views.ItemReleaseView.as_view(), name="queue-item-release"
+        "queues/<int:pk>/items/<int:item>/assign/", review_item_views.ItemAssignView.as_view(), name="queue-item-assign"
     ),
-    path("queues/<int:pk>/items/<int:item>/draft/", review_views.ItemDraftView.as_view(), name="queue-item-draft"),
+    path(
+        "queues/<int:pk>/items/<int:item>/release/",
+        review_item_views.ItemReleaseView.as_view(),
+        name="queue-item-release",
+    ),
+    path("queues/<int:pk>/items/<int:item>/draft/", review_item_views.ItemDraftView.as_view(), name="queue-item-draft"),
     path("queues/<int:pk>/agreement/", review_views.QueueAgreementView.as_view(), name="queue-agreement"),
-    path("queues/<int:pk>/rules/", review_views.QueueRuleListView.as_view(), name="queue-rules"),
-    path("queues/<int:pk>/rules/<int:rule>/", review_views.QueueRuleDetailView.as_view(), name="queue-rule"),
-    path("queues/<int:pk>/rules/<int:rule>/run/", review_views.QueueRuleRunView.as_view(), name="queue-rule-run"),
+    path("queues/<int:pk>/rules/", review_rule_views.QueueRuleListView.as_view(), name="queue-rules"),
+    path("queues/<int:pk>/rules/<int:rule>/", review_rule_views.QueueRuleDetailView.as_view(), name="queue-rule"),
+    path("queues/<int:pk>/rules/<int:rule>/run/", review_rule_views.QueueRuleRunView.as_view(), name="queue-rule-run"),
     path(
         "queues/<int:pk>/rules/<int:rule>/runs/<int:run>/",
-        review_views.QueueRuleRunDetailView.as_view(),
+        review_rule_views.QueueRuleRunDetailView.as_view(),
         name="queue-rule-run-detail",
     ),
     path("queues/<int:pk>/next/", review_views.QueueNextView.as_view(), name="queue-next"),
     path(
-        "queues/<int:pk>/items/<int:item>/reviews/", review_views.ItemReviewsView.as_view(), name="queue-item-reviews"
+        "queues/<int:pk>/items/<int:item>/reviews/",
+        review_item_views.ItemReviewsView.as_view(),
+        name="queue-item-reviews",
     ),
     path(
         "queues/<int:pk>/items/<int:item>/resolution/",
-        review_views.ItemResolutionView.as_view(),
+        review_item_views.ItemResolutionView.as_view(),
         name="queue-item-resolution",
     ),
     path("datasets/", dataset_views.DatasetListView.as_view(), name="dataset-list"),

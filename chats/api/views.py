@@ -29,12 +29,35 @@ from rest_framework.serializers import Serializer
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
-from chats.api import schema, serializers
+from chats.api import schema
 from chats.api.authentication import SourcePrincipal
 from chats.api.pagination import ConversationCursorPagination, FeedbackPagination
 from chats.api.permissions import CanRead, CanReadOrReview, caller_source, scope_to_caller
+from chats.api.serializers.artifacts import (
+    ArtifactDetailSerializer,
+    ArtifactExportQuery,
+    ArtifactListQuery,
+    ArtifactQuery,
+    ArtifactSummarySerializer,
+    ArtifactUseSerializer,
+    PayloadVersionSerializer,
+)
+from chats.api.serializers.conversations import (
+    BranchQuery,
+    ConversationDetailSerializer,
+    ConversationExportQuery,
+    ConversationListSerializer,
+)
+from chats.api.serializers.exports import BulkExportQuery
+from chats.api.serializers.feedback import (
+    FeedbackCreateSerializer,
+    FeedbackSerializer,
+    FeedbackUpdateSerializer,
+    LabelSerializer,
+)
 from chats.db_router import replica_lag_tolerated
-from chats.filters import ConversationFilter, FeedbackFilter
+from chats.filters.conversations import ConversationFilter
+from chats.filters.feedback import FeedbackFilter
 from chats.models import Conversation, Feedback, Label, Source
 from chats.selectors.artifact_uses import artifact_conversations, artifact_uses
 from chats.selectors.artifact_versions import artifact_versions
@@ -79,7 +102,7 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
     filter_backends = [DjangoFilterBackend]
     filterset_class = ConversationFilter
     pagination_class = ConversationCursorPagination
-    serializer_class = serializers.ConversationListSerializer
+    serializer_class = ConversationListSerializer
 
     def get_queryset(self) -> QuerySet[Conversation]:
         queryset = scope_to_caller(self.request, Conversation.objects.all())
@@ -95,17 +118,17 @@ class ConversationViewSet(viewsets.ReadOnlyModelViewSet[Conversation]):
         return response
 
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
-        query = _valid(serializers.BranchQuery, request.query_params)
+        query = _valid(BranchQuery, request.query_params)
         conversation = self.get_object()
         window = None
         if "after" in query or "limit" in query:  # without either: the whole thread, as clients have always read it
             window = {"after": query.get("after"), "limit": query.get("limit", WINDOW_SIZE)}
         detail = conversation_detail_open(conversation, viewer=request.user, branch=query["branch"], window=window)
-        return Response(serializers.ConversationDetailSerializer(detail, context={"request": request}).data)
+        return Response(ConversationDetailSerializer(detail, context={"request": request}).data)
 
     @action(detail=True, methods=["get"], url_path="export", filter_backends=[], pagination_class=None)
     def export(self, request: Request, uuid: str) -> Response:
-        fmt = _valid(serializers.ConversationExportQuery, request.query_params)["format"]
+        fmt = _valid(ConversationExportQuery, request.query_params)["format"]
         conversation = self.get_object()
         result = export_services.conversation_export(actor=_caller(request), conversation=conversation, format=fmt)
         response = Response(result.document)
@@ -138,17 +161,17 @@ class ArtifactListView(APIView):
         if "artifact_id" in request.query_params:
             # Where this list used to answer with the conversations that injected the id: they are the detail's
             # `results` now, with the same items and cursors.
-            artifact_id = _valid(serializers.ArtifactQuery, request.query_params)["artifact_id"]
+            artifact_id = _valid(ArtifactQuery, request.query_params)["artifact_id"]
             kept = [(k, v) for k, v in request.query_params.items() if k in ("cursor", "page_size")]
             location = reverse("api:artifact-detail", args=[artifact_id]) + (f"?{urlencode(kept)}" if kept else "")
             return Response(status=status.HTTP_308_PERMANENT_REDIRECT, headers={"Location": location})
-        query = _valid(serializers.ArtifactListQuery, request.query_params)
+        query = _valid(ArtifactListQuery, request.query_params)
         page = artifact_page(_artifact_filters(request, query), sort=query["sort"], number=query["page"])
         url = request.build_absolute_uri()
         body = {
             "next": replace_query_param(url, "page", page.number + 1) if page.has_next else None,
             "previous": replace_query_param(url, "page", page.number - 1) if page.has_previous else None,
-            "results": serializers.ArtifactSummarySerializer(page.artifacts, many=True).data,
+            "results": ArtifactSummarySerializer(page.artifacts, many=True).data,
         }
         return Response(body)
 
@@ -159,7 +182,7 @@ class ArtifactDetailView(generics.GenericAPIView[Conversation]):
     permission_classes = [CanRead]
     queryset = Conversation.objects.none()  # the schema's model; get() builds the real query
     pagination_class = ConversationCursorPagination
-    serializer_class = serializers.ArtifactDetailSerializer
+    serializer_class = ArtifactDetailSerializer
 
     def get(self, request: Request, artifact_id: str) -> Response:
         if "\x00" in artifact_id:  # never an id: PostgreSQL refuses NUL in text
@@ -171,11 +194,11 @@ class ArtifactDetailView(generics.GenericAPIView[Conversation]):
         versions = artifact_versions(filters)
         conversations = conversation_list(scope_to_caller(request, Conversation.objects.all()))
         page = self.paginate_queryset(artifact_conversations(conversations, artifact_id=artifact_id)) or []
-        uses = serializers.ArtifactUseSerializer(artifact_uses(page, artifact_id=artifact_id), many=True).data
+        uses = ArtifactUseSerializer(artifact_uses(page, artifact_id=artifact_id), many=True).data
         body = {
             "artifact_id": artifact_id,
-            "kinds": serializers.ArtifactSummarySerializer(kinds, many=True).data,
-            "versions": serializers.PayloadVersionSerializer(versions, many=True).data,
+            "kinds": ArtifactSummarySerializer(kinds, many=True).data,
+            "versions": PayloadVersionSerializer(versions, many=True).data,
             **self.get_paginated_response(uses).data,
         }
         return Response(body)
@@ -187,7 +210,7 @@ class ArtifactExportView(APIView):
     permission_classes = [CanRead]
 
     def get(self, request: Request) -> StreamingHttpResponse:
-        query = _valid(serializers.ArtifactExportQuery, request.query_params)
+        query = _valid(ArtifactExportQuery, request.query_params)
         filters = _artifact_filters(request, query)
         lines = export_services.artifacts_export_stream(
             actor=_caller(request),
@@ -202,7 +225,7 @@ class ArtifactExportView(APIView):
 @schema.labels
 class LabelListView(generics.ListAPIView[Label]):
     permission_classes = [CanRead]
-    serializer_class = serializers.LabelSerializer
+    serializer_class = LabelSerializer
     pagination_class = None
     filter_backends: list[Any] = []
     queryset = Label.objects.all()
@@ -222,7 +245,7 @@ class FeedbackViewSet(
     filter_backends = [DjangoFilterBackend]
     filterset_class = FeedbackFilter
     pagination_class = FeedbackPagination
-    serializer_class = serializers.FeedbackSerializer
+    serializer_class = FeedbackSerializer
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[Feedback]:
@@ -230,10 +253,10 @@ class FeedbackViewSet(
 
     def _answer(self, feedback: Feedback, code: int) -> Response:
         fresh = self.get_queryset().get(pk=feedback.pk)
-        return Response(serializers.FeedbackSerializer(fresh).data, status=code)
+        return Response(FeedbackSerializer(fresh).data, status=code)
 
     def create(self, request: Request, *args: object, **kwargs: object) -> Response:
-        values = _valid(serializers.FeedbackCreateSerializer, request.data)
+        values = _valid(FeedbackCreateSerializer, request.data)
         conversation, message = feedback_target(
             scope_to_caller(request, Conversation.objects.all()),
             conversation=values["conversation"],
@@ -252,7 +275,7 @@ class FeedbackViewSet(
 
     def update(self, request: Request, *args: object, **kwargs: object) -> Response:
         feedback = self.get_object()
-        values = _valid(serializers.FeedbackUpdateSerializer, request.data, partial=True)
+        values = _valid(FeedbackUpdateSerializer, request.data, partial=True)
         # Before the body's labels are read: someone else's feedback is refused whatever the request says.
         feedback_services.feedback_ensure_owner(_person(request), feedback)
         labels = labels_named(values["labels"]) if "labels" in values else list(feedback.labels.all())
@@ -277,7 +300,7 @@ class BulkExportView(APIView):
     permission_classes = [CanRead]
 
     def get(self, request: Request) -> StreamingHttpResponse:
-        query = _valid(serializers.BulkExportQuery, request.query_params)
+        query = _valid(BulkExportQuery, request.query_params)
         export = bulk_export(
             request.query_params, format=query["format"], envelope=query["envelope"], source=caller_source(request)
         )

@@ -19,7 +19,7 @@ from django.db.models import Q, QuerySet
 from django.http import QueryDict
 
 from chats.export import FORMATS, export_conversation, training_record
-from chats.filters import ExportFilter
+from chats.filters.exports import ExportFilter
 from chats.formats import canonical as c
 from chats.models import (
     ContentForm,

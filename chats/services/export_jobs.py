@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
-from chats.filters import ExportFilter
+from chats.filters.exports import ExportFilter
 from chats.models import ApiKey, ExportJob, ExportJobPart, JobState, Source
 from chats.selectors.export_jobs import job_export
 from chats.selectors.exports import BULK_EXPORT_FORMATS, bulk_export, filters_query

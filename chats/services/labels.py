@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chats.audit_actions import AuditAction
-from chats.filters import offered_choices_forget
 from chats.models import Label
+from chats.selectors.filter_choices import offered_choices_forget
 from chats.services.audit import Actor, audit_record, audited_update, audited_write
 
 

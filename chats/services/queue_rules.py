@@ -1,6 +1,6 @@
 """Queue rules: a saved set of the conversation list's filters and a sampling rate, applied to the conversations
 ingestion creates or changes (`rules_apply`, called by both writers) and, when a lead runs one, to what is stored
-(`rule_run`). The filters are the list's own FilterSet (`chats.filters.ConversationFilter`), the sample is
+(`rule_run`). The filters are the list's own FilterSet (`chats.filters.conversations.ConversationFilter`), the sample is
 `chats.review.sampling.rule_takes`, and conversations go into the queue through
 `chats.services.review.queue_add_conversation_ids`: one place each. Every write is audited."""
 
@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from chats.audit_actions import AuditAction
 from chats.errors import DomainError, InvalidInput
-from chats.filters import conversation_filter_checked
+from chats.filters.conversations import conversation_filter_checked
 from chats.json_types import JSONMapping, JSONObject
 from chats.models import Conversation, JobState, Queue, QueueRule, QueueRuleRun
 from chats.review.sampling import rule_takes

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 
 from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput, NotAllowed
-from chats.filters import ConversationFilter, conversation_filter_checked
+from chats.filters.conversations import ConversationFilter, conversation_filter_checked
 from chats.models import MAX_VIEW_NAME, MAX_VIEW_QUERY, SavedView
 from chats.roles import person_roles
 from chats.services.audit import audit_record, audited_write

@@ -23,7 +23,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, St
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from chats.filters import AuditEventFilter
+from chats.filters.audit import AuditEventFilter
 from chats.form_fields import IntegerFormField
 from chats.models import AuditEvent
 from chats.selectors.audit import (

@@ -15,7 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import reverse
 
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.models import Conversation
 from chats.roles import Roles, request_roles
 

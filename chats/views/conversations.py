@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from chats.db_router import replica_lag_tolerated
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.forms import ListPageForm, QueueForm
 from chats.models import Conversation
 from chats.selectors.conversations import (

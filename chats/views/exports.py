@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chats.errors import InvalidInput
-from chats.filters import ExportFilter
+from chats.filters.exports import ExportFilter
 from chats.models import JobState
 from chats.selectors.export_jobs import export_jobs_of
 from chats.selectors.exports import BULK_EXPORT_FORMATS

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chats.errors import InvalidInput
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.forms import (
     AddToQueueForm,
     ItemLeadForm,

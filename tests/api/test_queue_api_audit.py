@@ -1,6 +1,6 @@
-"""The audit table's paths of the queue API's new writes (chats.api.review_views: a queue's settings, lease
-assignment and release, drafts) and of a queue's lease time (chats.services.review.queue_set_lease_minutes). The
-machinery is in tests/security/audit_paths.py."""
+"""The audit table's paths of the queue API's new writes (chats.api.review_views: a queue's settings;
+chats.api.review_item_views: lease assignment and release, drafts) and of a queue's lease time
+(chats.services.review.queue_set_lease_minutes). The machinery is in tests/security/audit_paths.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Who may use the team review API that chats/api/review_views.py serves (queues, their items, rules, reviews
-and resolutions): rows of the permission matrix, run by tests/security/permission_matrix.py."""
+"""Who may use the team review API's queues that chats/api/review_views.py serves (a queue's settings, progress,
+items, next item and agreement): rows of the permission matrix, run by tests/security/permission_matrix.py. A queue's
+items one by one are in test_review_item_views_permissions.py, its rules in test_review_rule_views_permissions.py."""
 
 from __future__ import annotations
 
@@ -33,20 +34,6 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
         "POST":                        row(401,         403,         403,         405,         405,         405,         403,         405,         405),
     },
-    # A lead assigns an item to a member (here the reviewer) or releases its slots, as on the queue's page.
-    "api:queue-item-assign": {
-        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
-        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
-    },
-    "api:queue-item-release": {
-        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
-        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
-    },
-    # One's own draft only: none of these callers has saved one (404); the members save theirs, nobody else.
-    "api:queue-item-draft": {
-        "GET":                         row(401,         403,         403,         404,         404,         404,         403,         404,         404),
-        "PUT":                         row(401,         403,         403,         200,         200,         403,         403,         403,         403),
-    },
     "api:queue-items": {
         "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
         "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
@@ -59,36 +46,6 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "api:queue-next": {
         "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
         "POST":                        row(401,         403,         403,         200,         200,         403,         403,         403,         403),
-    },
-    # Blind: the reviewers see only their own review until they submitted (still 200); see tests/api.
-    "api:queue-item-reviews": {
-        "GET":                         row(401,         403,         403,         200,         200,         200,         403,         200,         200),
-        "POST":                        row(401,         403,         403,         201,         201,         403,         403,         403,         403),
-    },
-    # A queue's rules: leads and those who audit read them (reviewers, members or not, do not); only a lead
-    # creates, changes, deletes or runs one.
-    "api:queue-rules": {
-        "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
-        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         201),
-    },
-    "api:queue-rule": {
-        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
-        "PATCH":                       row(401,         403,         403,         403,         403,         403,         403,         403,         200),
-        "DELETE":                      row(401,         403,         403,         403,         403,         403,         403,         403,         204),
-    },
-    # A run is carried out by a worker: 202 with its record, read by those who read rules.
-    "api:queue-rule-run": {
-        "GET":                         row(401,         403,         403,         405,         405,         405,         403,         405,         405),
-        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         202),
-    },
-    "api:queue-rule-run-detail": {
-        "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
-        "POST":                        row(401,         403,         403,         405,         405,         405,         403,         405,         405),
-    },
-    # The item is resolved: leads and those who audit read it; only a lead resolves it again.
-    "api:queue-item-resolution": {
-        "GET":                         row(401,         403,         403,         403,         403,         200,         403,         200,         200),
-        "POST":                        row(401,         403,         403,         403,         403,         403,         403,         403,         200),
     },
 }
 # fmt: on

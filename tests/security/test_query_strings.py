@@ -25,7 +25,10 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chats.filters import AuditEventFilter, ConversationFilter, ExportFilter, FeedbackFilter
+from chats.filters.audit import AuditEventFilter
+from chats.filters.conversations import ConversationFilter
+from chats.filters.exports import ExportFilter
+from chats.filters.feedback import FeedbackFilter
 from chats.models import AuditEvent, Conversation, IngestionReceipt, Source
 from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit

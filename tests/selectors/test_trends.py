@@ -14,7 +14,7 @@ from django.http import QueryDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.models import (
     ArtifactKind,
     Conversation,

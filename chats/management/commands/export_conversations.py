@@ -1,7 +1,7 @@
 """Export a filtered set of conversations as NDJSON in any format, or as training JSONL, with a progress bar.
 
-The filters are the API's and the review pages' (`chats.filters.ConversationFilter`); `--input-format` filters
-on the format a conversation came in, since `--format` names the output.
+The filters are the API's and the review pages' (`chats.filters.conversations.ConversationFilter`);
+`--input-format` filters on the format a conversation came in, since `--format` names the output.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.http import QueryDict
 from tqdm import tqdm
 
 from chats.export import FORMATS
-from chats.filters import ConversationFilter
+from chats.filters.conversations import ConversationFilter
 from chats.models import Conversation
 from chats.selectors.exports import TRAINING
 from chats.services.audit import CommandActor

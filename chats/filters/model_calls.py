@@ -1,5 +1,6 @@
 """The conversation list's filters by model call (OpenTelemetry ingestion, ``chats.models.ModelCall``): by provider,
-and by token usage (input and output tokens summed over the conversation's calls). ``chats.filters`` declares them.
+and by token usage (input and output tokens summed over the conversation's calls). ``chats.filters.conversations``
+declares them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class TokenCountField(forms.CharField):
         return number
 
 
-class TokenCountFilter(django_filters.Filter):  # type: ignore[misc]  # django-filter has no types
+class TokenCountFilter(django_filters.Filter):
     field_class = TokenCountField
 
 

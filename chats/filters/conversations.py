@@ -1,5 +1,5 @@
-"""The FilterSets: the conversation filters, shared by the review pages, the API and the export command (one set
-of query parameters for all), and the API's feedback filters.
+"""The conversation filters, shared by the review pages, the API and the export command (one set of query
+parameters for all), and the check of a saved set of them (a queue rule's, a saved view's).
 
 Filters on related tables use EXISTS (or IN) subqueries, never joins, so a conversation appears once whatever
 matches, and the list keeps its (last_activity_at, id) order and index.
@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from typing import Any
 
 import django_filters
 from django import forms
-from django.core.cache import cache
-from django.db import connection, models, transaction
+from django.db import connection, models
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from chats import jsonio, model_call_filters
+from chats.filters import model_calls
+from chats.filters.fields import AliasedChoiceFilter, SearchFilter, StorableFilterForm, StrictBooleanFilter, start_of
+from chats.filters.model_setting import ModelSettingFilter
 from chats.models import (
     ArtifactKind,
-    AuditEvent,
     ContextArtifactId,
     Conversation,
     Feedback,
@@ -36,83 +35,9 @@ from chats.models import (
     Source,
     ToolCall,
 )
+from chats.selectors.filter_choices import offered_choices
 from chats.selectors.search import BoundedCount, full_text_matches
 from chats.storable import pointer_token, unstorable
-from chats.widgets import FilterForm
-
-BOOLEAN_CHOICES = [("", "Any"), ("true", "Yes"), ("false", "No")]
-# What a boolean filter accepts, as documented: anything else is an error naming the parameter (Django's own
-# boolean fields read an unknown word as "no filter", so ?has_tool_calls=no would list everything).
-BOOLEAN_VALUES = {"true": True, "1": True, "false": False, "0": False}
-
-
-class StrictBooleanField(forms.Field):
-    """`true`/`false` (or `1`/`0`) as a bool, empty as None (no filter); any other value is invalid."""
-
-    widget = forms.Select(choices=BOOLEAN_CHOICES)
-
-    def to_python(self, value: Any) -> bool | None:
-        if value is None or value == "":
-            return None
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value in BOOLEAN_VALUES:
-            return BOOLEAN_VALUES[value]
-        raise forms.ValidationError("Must be true or false (or 1 or 0).", code="invalid")
-
-    def validate(self, value: Any) -> None:
-        if value is None and self.required:
-            raise forms.ValidationError(self.error_messages["required"], code="required")
-
-
-class StrictBooleanFilter(django_filters.BooleanFilter):
-    field_class = StrictBooleanField
-
-
-# A search reads each of its words' matches through an index (chats.selectors.search): their number is bounded
-# before any is read.
-SEARCH_MAX_CHARS = 500
-SEARCH_MAX_WORDS = 32
-
-
-class SearchField(forms.CharField):
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(max_length=SEARCH_MAX_CHARS, **kwargs)
-
-    def validate(self, value: Any) -> None:
-        super().validate(value)
-        if len(re.findall(r"\w+", value or "")) > SEARCH_MAX_WORDS:
-            raise forms.ValidationError(f"A search has at most {SEARCH_MAX_WORDS} words.", code="too_many_words")
-
-
-class SearchFilter(django_filters.CharFilter):
-    field_class = SearchField
-
-
-class StorableFilterForm(FilterForm):
-    """A filter form whose values are first checked to be storable (`chats.storable`): a NUL or an unpaired
-    surrogate is refused, naming the parameter, before any field reads the value (a choice read from the database
-    would fail on it, and a rule's or an export job's filters are stored as JSON)."""
-
-    def full_clean(self) -> None:
-        refused = {}
-        if self.is_bound:
-            for name in self.fields:
-                found = unstorable(self[name].data)
-                if found is not None:
-                    refused[name] = found.reason
-        if not refused:
-            super().full_clean()
-            return
-        fields = self.fields
-        self.fields = {name: field for name, field in fields.items() if name not in refused}
-        try:
-            super().full_clean()
-        finally:
-            self.fields = fields
-        for name, reason in refused.items():
-            self.add_error(name, f"Not a value that can be stored: {reason}.")
-
 
 # ?policy=: what a conversation's injections were against its injection context (chats.ingest.policy).
 POLICY_CHOICES = [
@@ -123,22 +48,6 @@ POLICY_CHOICES = [
 _POLICY_VIOLATION = {"violation": True, "permitted": False, "no_context": None}
 # Earlier spellings still accepted (and answered as the new one).
 _POLICY_ALIASES = {"clean": "permitted"}
-
-
-class _AliasedChoiceField(django_filters.fields.ChoiceField):
-    """A choice field that also accepts the aliases of its choices, read as the choice they stand for."""
-
-    def __init__(self, *args: Any, aliases: dict[str, str], **kwargs: Any) -> None:
-        self.aliases = aliases
-        super().__init__(*args, **kwargs)
-
-    def to_python(self, value: Any) -> Any:
-        value = super().to_python(value)
-        return self.aliases.get(value, value)
-
-
-class _AliasedChoiceFilter(django_filters.ChoiceFilter):
-    field_class = _AliasedChoiceField
 
 
 # ?has_warnings=: what ingestion accepted and flagged on a conversation's rows (design notes §3: "accept and flag").
@@ -172,80 +81,6 @@ def warned_conversation_ids(kind: str) -> list[QuerySet[Any]]:
     if kind == WarningKind.POLICY_VIOLATION:
         return [Conversation.objects.filter(policy_violation=True).values("id")]
     raise ValueError(f"not a warning kind: {kind}")
-
-
-# ?model_setting=key=value: the longest value read (a setting is a flag, a number or a short name).
-MODEL_SETTING_LIMIT = 500
-# What the API documents (a key, "=", a value), within the limit: every value of this shape is accepted.
-MODEL_SETTING_PATTERN = r"^\s*[^=\s][^=]{0,99}=.{0,300}$"
-
-
-def parse_model_setting(text: str) -> tuple[str, Any]:
-    """``key=value`` as (key, value): the value read as JSON when it is JSON (``true``, ``3``, ``0.3``,
-    ``"a string"``), else as the string it is. Raises ValueError, saying why, for anything else."""
-    key, sep, raw = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ValueError("expected key=value, for example enable_thinking=true")
-    if len(text) > MODEL_SETTING_LIMIT:
-        raise ValueError(f"at most {MODEL_SETTING_LIMIT} characters")
-    try:
-        value: Any = jsonio.loads(raw)  # strict JSON: no NaN, no number beyond a double
-    except ValueError:
-        value = raw
-    if unstorable(value) is not None:  # compared in the database as jsonb: else as the text it is
-        value = raw
-    return key, value
-
-
-class ModelSettingField(forms.CharField):
-    """A ``key=value`` setting of the model as given, cleaned to (key, value)."""
-
-    def to_python(self, value: Any) -> Any:
-        text = super().to_python(value)
-        if text is None or text in self.empty_values:
-            return None
-        try:
-            return parse_model_setting(text)
-        except ValueError as error:
-            raise forms.ValidationError(f"Not a model setting: {error}.", code="invalid") from error
-
-
-class ModelSettingFilter(django_filters.Filter):
-    field_class = ModelSettingField
-
-
-def _start_of(day: dt.date) -> dt.datetime:
-    return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
-
-
-# The sources (those with conversations) and the labels the list page's form offers a person, cached: the page
-# would otherwise read both on every request (each through a server-side cursor: three round trips). A label
-# changes only through chats.services.labels, which forgets them; a source is offered once its first conversation
-# is stored, which the cache shows within CHOICES_SECONDS. What the filters accept is read from the database, so a
-# source or label newer than the cache filters at once.
-CHOICES_KEY = "conversation-filter-choices"
-CHOICES_SECONDS = 60
-
-
-def offered_choices_forget() -> None:
-    """Forget the cached choices: now, and again once the transaction commits (a request in between could cache
-    what the transaction is changing)."""
-    cache.delete(CHOICES_KEY)
-    transaction.on_commit(lambda: cache.delete(CHOICES_KEY))
-
-
-def offered_choices() -> dict[str, list[str]]:
-    """The names the list page's form offers a person, by parameter (source, label)."""
-    offered: dict[str, list[str]] | None = cache.get(CHOICES_KEY)
-    if offered is None:
-        with_conversations = Exists(Conversation.objects.filter(source=OuterRef("pk")))
-        offered = {
-            "source": list(Source.objects.filter(with_conversations).order_by("name").values_list("name", flat=True)),
-            "label": list(Label.objects.order_by("name").values_list("name", flat=True)),
-        }
-        cache.set(CHOICES_KEY, offered, CHOICES_SECONDS)
-    return offered
 
 
 class ConversationFilter(django_filters.FilterSet):
@@ -290,7 +125,7 @@ class ConversationFilter(django_filters.FilterSet):
     artifact_kind = django_filters.ChoiceFilter(
         method="filter_artifact_kind", choices=ArtifactKind.choices, label="Artifact kind", empty_label="Any kind"
     )
-    policy = _AliasedChoiceFilter(
+    policy = AliasedChoiceFilter(
         method="filter_policy",
         choices=POLICY_CHOICES,
         aliases=_POLICY_ALIASES,
@@ -354,14 +189,10 @@ class ConversationFilter(django_filters.FilterSet):
         empty_label="Any label",
     )
     q = SearchFilter(method="filter_search", label="Search message text")
-    # Model calls reported by instrumented applications (OpenTelemetry): chats/model_call_filters.py.
-    provider = django_filters.CharFilter(method=model_call_filters.filter_provider, label="Model provider")
-    tokens_min = model_call_filters.TokenCountFilter(
-        method=model_call_filters.filter_tokens_min, label="Tokens at least"
-    )
-    tokens_max = model_call_filters.TokenCountFilter(
-        method=model_call_filters.filter_tokens_max, label="Tokens at most"
-    )
+    # Model calls reported by instrumented applications (OpenTelemetry): chats/model_calls.py.
+    provider = django_filters.CharFilter(method=model_calls.filter_provider, label="Model provider")
+    tokens_min = model_calls.TokenCountFilter(method=model_calls.filter_tokens_min, label="Tokens at least")
+    tokens_max = model_calls.TokenCountFilter(method=model_calls.filter_tokens_max, label="Tokens at most")
 
     # How many conversations a search (?q=) matched, once the list is read (PostgreSQL; None otherwise).
     search_count: BoundedCount | None = None
@@ -398,13 +229,13 @@ class ConversationFilter(django_filters.FilterSet):
             choices_property.__set__(field, choices)
 
     def filter_date_from(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
-        return queryset.filter(last_activity_at__gte=_start_of(value))
+        return queryset.filter(last_activity_at__gte=start_of(value))
 
     def filter_date_to(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
         # Inclusive: everything before the start of the next day (the calendar's last day has none: no bound).
         if value >= dt.date.max:
             return queryset
-        return queryset.filter(last_activity_at__lt=_start_of(value + dt.timedelta(days=1)))
+        return queryset.filter(last_activity_at__lt=start_of(value + dt.timedelta(days=1)))
 
     def filter_role(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
         return queryset.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"), role=value)))
@@ -542,95 +373,3 @@ def conversation_filter_checked(
         {"path": f"{path}/{name}", "message": " ".join(str(message) for message in messages)}
         for name, messages in filterset.errors.items()
     ]
-
-
-class ExportFilter(ConversationFilter):
-    """The conversation filters on the export endpoint, where `format` names the output: the filter on the format
-    a conversation arrived in is spelled `input_format` there."""
-
-    @classmethod
-    def get_filters(cls) -> dict[str, django_filters.Filter]:
-        renamed = {"format": "input_format"}
-        return {renamed.get(name, name): filter_ for name, filter_ in super().get_filters().items()}
-
-
-class FeedbackFilter(django_filters.FilterSet):
-    conversation = django_filters.UUIDFilter(field_name="conversation__uuid", label="Conversation uuid")
-    message = django_filters.CharFilter(field_name="message__key", label="Message key")
-    origin = django_filters.ChoiceFilter(choices=FeedbackOrigin.choices, label="Origin")
-    author = django_filters.CharFilter(field_name="author__username", label="Author's username")
-    mine = StrictBooleanFilter(method="filter_mine", label="Only the caller's own feedback")
-
-    class Meta:
-        model = Feedback
-        fields: list[str] = []
-        form = StorableFilterForm
-
-    def filter_mine(self, queryset: QuerySet[Feedback], name: str, value: bool | None) -> QuerySet[Feedback]:
-        if value is None:
-            return queryset
-        user = getattr(self.request, "user", None)
-        pk = getattr(user, "pk", None)
-        if value:
-            return queryset.filter(author_id=pk) if pk is not None else queryset.none()
-        return queryset.exclude(author_id=pk) if pk is not None else queryset
-
-
-class AuditEventFilter(django_filters.FilterSet):
-    """The audit log's filters (the audit pages and their export), in the URL as on the conversation list:
-    actor, action, target_type, conversation, source, date_from, date_to.
-
-    - ``actor``: who acted, as the log names them: a person's username, a source writing by its key
-      (``source:masterbrain``) or a command; a command may be named without the account that ran it
-      (``command:import_conversations`` matches ``command:import_conversations (deploy)``).
-    - ``source``: the events about that source's conversations (``conversation_uuid`` is one of them): its keys'
-      ingestions, and the feedback, review status, branch and export events of those conversations. Events about
-      the source's own row or its keys (``source.*``, ``api_key.*``) carry no conversation: filter them by
-      ``target_type``.
-    - ``date_from``/``date_to``: UTC calendar days, both inclusive.
-
-    Every filter keeps the newest-first order by id on an index (chats.models.records: ``audit_*_id_idx``).
-    """
-
-    actor = django_filters.CharFilter(method="filter_actor", label="Actor (username, source:name or command:name)")
-    action = django_filters.CharFilter(field_name="action", label="Action")
-    target_type = django_filters.CharFilter(field_name="target_type", label="Target type")
-    conversation = django_filters.UUIDFilter(field_name="conversation_uuid", label="Conversation uuid")
-    source = django_filters.CharFilter(method="filter_source", label="Source (its conversations)")
-    date_from = django_filters.DateFilter(
-        method="filter_date_from", label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    date_to = django_filters.DateFilter(
-        method="filter_date_to", label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
-
-    class Meta:
-        model = AuditEvent
-        fields: list[str] = []
-
-    def filter_actor(self, queryset: QuerySet[AuditEvent], name: str, value: str) -> QuerySet[AuditEvent]:
-        value = value.strip()
-        if not value:
-            return queryset
-        if value.startswith("command:") and " (" not in value:
-            # Only for commands: an OR of two index conditions cannot keep the index's order, so the people and
-            # sources (most of the log) are matched by equality alone.
-            return queryset.filter(Q(actor_username=value) | Q(actor_username__startswith=f"{value} ("))
-        return queryset.filter(actor_username=value)
-
-    def filter_source(self, queryset: QuerySet[AuditEvent], name: str, value: str) -> QuerySet[AuditEvent]:
-        conversations = Conversation.objects.filter(source__name=value.strip()).values("uuid")
-        return queryset.filter(conversation_uuid__in=conversations)
-
-    def filter_date_from(self, queryset: QuerySet[AuditEvent], name: str, value: dt.date) -> QuerySet[AuditEvent]:
-        return queryset.filter(created_at__gte=_start_of(value))
-
-    def filter_date_to(self, queryset: QuerySet[AuditEvent], name: str, value: dt.date) -> QuerySet[AuditEvent]:
-        if value >= dt.date.max:
-            return queryset
-        return queryset.filter(created_at__lt=_start_of(value + dt.timedelta(days=1)))
-
-    def given_filters(self) -> dict[str, str]:
-        """The non-empty filters as the request spelled them, for links that keep them and for the audit trail."""
-        given = {name: self.data.get(name) for name in self.filters}
-        return {name: str(value) for name, value in given.items() if value not in (None, "")}

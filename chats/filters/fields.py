@@ -1,0 +1,110 @@
+"""The fields and filters the FilterSets share: a strict boolean, a choice that accepts aliases, the form that
+refuses unstorable values before any field reads them, and the start of a UTC calendar day."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import django_filters
+from django import forms
+
+from chats.storable import unstorable
+from chats.widgets import FilterForm
+
+BOOLEAN_CHOICES = [("", "Any"), ("true", "Yes"), ("false", "No")]
+# What a boolean filter accepts, as documented: anything else is an error naming the parameter (Django's own
+# boolean fields read an unknown word as "no filter", so ?has_tool_calls=no would list everything).
+BOOLEAN_VALUES = {"true": True, "1": True, "false": False, "0": False}
+
+
+class StrictBooleanField(forms.Field):
+    """`true`/`false` (or `1`/`0`) as a bool, empty as None (no filter); any other value is invalid."""
+
+    widget = forms.Select(choices=BOOLEAN_CHOICES)
+
+    def to_python(self, value: Any) -> bool | None:
+        if value is None or value == "":
+            return None
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value in BOOLEAN_VALUES:
+            return BOOLEAN_VALUES[value]
+        raise forms.ValidationError("Must be true or false (or 1 or 0).", code="invalid")
+
+    def validate(self, value: Any) -> None:
+        if value is None and self.required:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+
+class StorableFilterForm(FilterForm):
+    """A filter form whose values are first checked to be storable (`chats.storable`): a NUL or an unpaired
+    surrogate is refused, naming the parameter, before any field reads the value (a choice read from the database
+    would fail on it, and a rule's or an export job's filters are stored as JSON)."""
+
+    def full_clean(self) -> None:
+        refused = {}
+        if self.is_bound:
+            for name in self.fields:
+                found = unstorable(self[name].data)
+                if found is not None:
+                    refused[name] = found.reason
+        if not refused:
+            super().full_clean()
+            return
+        fields = self.fields
+        self.fields = {name: field for name, field in fields.items() if name not in refused}
+        try:
+            super().full_clean()
+        finally:
+            self.fields = fields
+        for name, reason in refused.items():
+            self.add_error(name, f"Not a value that can be stored: {reason}.")
+
+
+class AliasedChoiceField(django_filters.fields.ChoiceField):
+    """A choice field that also accepts the aliases of its choices, read as the choice they stand for."""
+
+    def __init__(self, *args: Any, aliases: dict[str, str], **kwargs: Any) -> None:
+        self.aliases = aliases
+        super().__init__(*args, **kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        value = super().to_python(value)
+        return self.aliases.get(value, value)
+
+
+class AliasedChoiceFilter(django_filters.ChoiceFilter):
+    field_class = AliasedChoiceField
+
+
+def start_of(day: dt.date) -> dt.datetime:
+    """The first instant of a calendar day, in UTC (the date filters' bounds)."""
+    return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+
+
+# A search reads each of its words' matches through an index (chats.selectors.search): their number is bounded
+# before any is read.
+SEARCH_MAX_CHARS = 500
+SEARCH_MAX_WORDS = 32
+
+
+class SearchField(forms.CharField):
+    """Web-search text, of at most SEARCH_MAX_CHARS characters and SEARCH_MAX_WORDS words."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=SEARCH_MAX_CHARS, **kwargs)
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if len(re.findall(r"\w+", value or "")) > SEARCH_MAX_WORDS:
+            raise forms.ValidationError(f"A search has at most {SEARCH_MAX_WORDS} words.", code="too_many_words")
+
+
+class SearchFilter(django_filters.CharFilter):
+    field_class = SearchField
