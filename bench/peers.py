@@ -60,6 +60,13 @@ OURS_DB = "masterbrain_peers_bench"
 # Pythons Label Studio 1.23.2 installs and runs on, best first (3.12 is the one this script was proven with).
 PYTHON_CANDIDATES = ("3.12", "3.11", "3.13")
 PER_REQUEST = 500  # P5: documents a request
+
+
+def per_request_for(documents: int, clients: list[int]) -> int:
+    """P5's bodies: 500 documents, fewer when a small run would leave a client without one (as bench/run.py)."""
+    return min(PER_REQUEST, max(documents // max(clients), 1))
+
+
 STARTUP_SECONDS = 900  # a first start migrates an empty database: minutes on two shared cores
 USERNAME = "bench@localhost"
 
@@ -393,7 +400,9 @@ class Ours:
         self.server = Server(self.db.env, os.cpu_count() or 1)
         self.sources = 0
 
-    def ingest_rate(self, documents: list[dict[str, Any]], clients: int) -> tuple[float, str]:
+    def ingest_rate(
+        self, documents: list[dict[str, Any]], clients: int, *, per_request: int = PER_REQUEST
+    ) -> tuple[float, str]:
         from bench.run import messages_of, post_bodies
         from bench.workload import ndjson_bodies
 
@@ -403,7 +412,7 @@ class Ours:
         with self.db.connect() as conn:
             row = conn.execute("SELECT id FROM chats_source WHERE name = %s", [name]).fetchone()
         assert row is not None
-        elapsed, totals = post_bodies(self.server.port, key, ndjson_bodies(documents, per_body=PER_REQUEST), clients)
+        elapsed, totals = post_bodies(self.server.port, key, ndjson_bodies(documents, per_body=per_request), clients)
         with self.db.connect() as conn:
             stored = messages_of(conn, int(row[0]))
         return stored / elapsed, f"{stored:,} messages ({totals.get('created', 0):,} created) in {elapsed:.2f} s"
@@ -497,6 +506,7 @@ def main() -> int:
         if not name.replace("_", "").isalnum() or not name.islower():
             parser.error(f"{name!r}: a plain lower-case database name (it is dropped at the end)")
 
+    per_request = per_request_for(args.documents, clients)
     started = time.perf_counter()
     rates: dict[tuple[str, int], list[float]] = {}
     lines: list[str] = []
@@ -517,7 +527,7 @@ def main() -> int:
                     if ours is not None:
                         sides.insert(0 if run % 2 == 0 else 1, ("ours", ours))
                     for side, target in sides:
-                        rate, summary = target.ingest_rate(docs, count)
+                        rate, summary = target.ingest_rate(docs, count, per_request=per_request)
                         rates.setdefault((side, count), []).append(rate)
                         lines.append(f"run {run + 1}, {count} client(s), {side}: {rate:,.0f} msgs/s, {summary}")
                         print(lines[-1], flush=True)
@@ -529,7 +539,7 @@ def main() -> int:
     print()
     print(
         f"P5 against Label Studio {LABEL_STUDIO_VERSION} on PostgreSQL, {args.documents:,} documents a run, "
-        f"{PER_REQUEST} a request, medians of {args.runs} alternated run(s); ours with "
+        f"{per_request} a request, medians of {args.runs} alternated run(s); ours with "
         f"MASTERBRAIN_SEARCH_INDEXER={args.ours_indexer}; {time.perf_counter() - started:.0f} s in all"
     )
     for count in clients:
