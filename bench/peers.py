@@ -34,6 +34,7 @@ import json
 import multiprocessing
 import os
 import secrets
+import shutil
 import signal
 import statistics
 import subprocess
@@ -42,7 +43,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,10 +114,9 @@ def pick_python() -> str:
             if (candidate / "bin" / "python").exists():
                 return str(candidate / "bin" / "python")
     for wanted in PYTHON_CANDIDATES:
-        for name in (f"python{wanted}",):
-            found = subprocess.run(["which", name], capture_output=True, text=True, check=False).stdout.strip()
-            if found:
-                return found
+        found = shutil.which(f"python{wanted}")
+        if found:
+            return found
     raise RuntimeError(f"no Python {', '.join(PYTHON_CANDIDATES)} found: pass --python")
 
 
@@ -361,6 +361,12 @@ class LabelStudio:
         return times
 
 
+class Side(Protocol):
+    def ingest_rate(
+        self, documents: list[dict[str, Any]], clients: int, *, per_request: int = PER_REQUEST
+    ) -> tuple[float, str]: ...
+
+
 def p5_documents(count: int, run: int) -> list[dict[str, Any]]:
     """P5's documents of run ``run`` (bench/run.py's seeds: seed 55 + run, numbered from run x 1,000,000)."""
     from bench.workload import comparison_documents
@@ -415,7 +421,13 @@ class Ours:
         elapsed, totals = post_bodies(self.server.port, key, ndjson_bodies(documents, per_body=per_request), clients)
         with self.db.connect() as conn:
             stored = messages_of(conn, int(row[0]))
-        return stored / elapsed, f"{stored:,} messages ({totals.get('created', 0):,} created) in {elapsed:.2f} s"
+            waiting = conn.execute(
+                "SELECT count(*) FROM chats_conversation WHERE source_id = %s AND search_stale", [row[0]]
+            ).fetchone()
+        return stored / elapsed, (
+            f"{stored:,} messages ({totals.get('created', 0):,} created) in {elapsed:.2f} s, "
+            f"{waiting[0] if waiting else '?'} conversations awaiting their search vectors after the last answer"
+        )
 
     def close(self) -> None:
         self.server.stop()
@@ -523,7 +535,7 @@ def main() -> int:
             for run in range(args.runs):
                 docs = p5_documents(args.documents, run)
                 for count in clients:
-                    sides: list[tuple[str, Any]] = [("Label Studio", peer)]
+                    sides: list[tuple[str, Side]] = [("Label Studio", peer)]
                     if ours is not None:
                         sides.insert(0 if run % 2 == 0 else 1, ("ours", ours))
                     for side, target in sides:
