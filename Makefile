@@ -9,7 +9,7 @@ PY := $(BIN)/python
 PYTHON ?= $(shell ./scripts/find-python)
 export PYTEST_ADDOPTS ?=
 
-.PHONY: help run worker test test-all check lint bench cluster fuzz venv dev-venv browser redis nginx migrate clean screenshots
+.PHONY: help run worker test test-all check lint bench bench-peers cluster fuzz venv dev-venv browser redis nginx migrate clean screenshots
 
 # The suite runs on every core (pytest-xdist, a test database per worker); tests that share one fixed resource (a
 # Redis database they flush) name an xdist_group and run one at a time on one worker.
@@ -24,6 +24,7 @@ help:
 	@echo "make check  the inner loop: lint, types and every test but the browser, server and slow ones, in parallel"
 	@echo "make lint   ruff, mypy and the import contracts (lint-imports) only"
 	@echo "make bench  run the benchmarks against PostgreSQL"
+	@echo "make bench-peers  Label Studio 1.23.2 (installed into var/label-studio-venv) against our P5, same sitting"
 	@echo "make screenshots  regenerate the README's screenshots (docs/screenshot-*.png) in both themes, in Chromium"
 	@echo "make cluster  two app servers behind nginx: a minute of load through them (and one alone), the shared state"
 	@echo "make fuzz   the fuzz and query-string suites with many more examples, random each run (nightly)"
@@ -118,6 +119,12 @@ bench: dev-venv redis
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/read_audit.py
 	$(PY) bench/audit_chain.py
+
+# The peer measured in the same sitting: Label Studio 1.23.2 from PyPI in var/label-studio-venv (made once), on a
+# PostgreSQL database of its own, importing P5's documents at 1 and 4 clients alternated with our P5 runs
+# (bench/peers.py; PEERS_ARGS="--documents 200 --runs 1" for a quick check, "--reads" for its read timings too).
+bench-peers: dev-venv
+	$(PY) bench/peers.py $(PEERS_ARGS)
 
 # Two instances behind nginx for CLUSTER_SECONDS of load, after as long against one instance alone.
 CLUSTER_SECONDS ?= 60
