@@ -51,6 +51,7 @@ from chats.services.receipts import (
     receipts_queued_again_on_error,
 )
 from chats.services.search import search_index_soon
+from chats.services.trend_rollups import trends_rollup_soon
 from chats.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -312,10 +313,12 @@ def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, plans.Stored]:
 
 def conversations_changed(*, sender: Sender, conversation_ids: Sequence[int]) -> None:
     """What follows an ingestion that created or changed these conversations, in its transaction (both writers call
-    this): the queue rules take those that match, and their search vectors are built once it commits."""
+    this): the queue rules take those that match, and their search vectors and the Trends rollups of their days are
+    built once it commits."""
     rules_apply(actor=sender_actor(sender), conversation_ids=conversation_ids)
     if conversation_ids:
         search_index_soon()
+        trends_rollup_soon(conversation_ids)
 
 
 def sender_actor(sender: Sender) -> Actor:
