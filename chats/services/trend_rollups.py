@@ -16,20 +16,19 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from chats.models import Score, TrendFigure
+from chats.models import Conversation, Score, TrendDay, TrendFigure, TrendMember, TrendTally
 
 logger = logging.getLogger(__name__)
 
 Key = tuple[dt.date, int]  # (day, source id)
 
-# The conversations of the keys (a temporary table's worth of rows: one day of one source each).
+# The conversations of one key: a day of one source (bounds in UTC), portable SQL (PostgreSQL, and SQLite for
+# `make run`).
 _CONVERSATIONS = """
-    WITH keys AS (SELECT * FROM unnest(%(days)s::date[], %(sources)s::bigint[]) AS k(day, source_id)),
-    conv AS (
-        SELECT c.id, k.day, c.source_id, c.model_name, c.workflow, c.message_count, c.policy_violation
-        FROM keys k JOIN chats_conversation c ON c.source_id = k.source_id
-         AND c.last_activity_at >= k.day::timestamp AT TIME ZONE 'UTC'
-         AND c.last_activity_at < (k.day + 1)::timestamp AT TIME ZONE 'UTC'
+    WITH conv AS (
+        SELECT c.id, c.model_name, c.workflow, c.message_count, c.policy_violation
+        FROM chats_conversation c
+        WHERE c.source_id = %(source)s AND c.last_activity_at >= %(since)s AND c.last_activity_at < %(until)s
     )
 """
 
@@ -38,17 +37,17 @@ _DAYS = (
     + """,
     fb AS (
         SELECT f.conversation_id, count(f.score) AS n, coalesce(sum(f.score), 0) AS total,
-               bool_or(f.score = %(down)s) AS has_down
+               max(CASE WHEN f.score = %(down)s THEN 1 ELSE 0 END) AS has_down
         FROM chats_feedback f WHERE f.conversation_id IN (SELECT id FROM conv) AND f.score IS NOT NULL
         GROUP BY f.conversation_id
     )
     INSERT INTO chats_trendday
         (day, source_id, model_name, workflow, conversations, messages, scored, down, score_sum, score_count)
-    SELECT conv.day, conv.source_id, conv.model_name, conv.workflow, count(*), coalesce(sum(conv.message_count), 0),
-           count(fb.conversation_id), count(*) FILTER (WHERE fb.has_down),
+    SELECT %(day)s, %(source)s, conv.model_name, conv.workflow, count(*), coalesce(sum(conv.message_count), 0),
+           count(fb.conversation_id), coalesce(sum(fb.has_down), 0),
            coalesce(sum(fb.total), 0), coalesce(sum(fb.n), 0)
     FROM conv LEFT JOIN fb ON fb.conversation_id = conv.id
-    GROUP BY conv.day, conv.source_id, conv.model_name, conv.workflow
+    GROUP BY conv.model_name, conv.workflow
 """
 )
 
@@ -56,28 +55,33 @@ _TALLIES = (
     _CONVERSATIONS
     + """
     INSERT INTO chats_trendtally (day, source_id, figure, name, conversations)
-    SELECT day, source_id, figure, name, count(DISTINCT id) FROM (
-        SELECT conv.day, conv.source_id, %(unanswered)s AS figure, t.name, conv.id
+    SELECT %(day)s, %(source)s, figure, name, count(DISTINCT id) FROM (
+        SELECT %(unanswered)s AS figure, t.name AS name, conv.id AS id
         FROM conv JOIN chats_toolcall t ON t.conversation_id = conv.id WHERE t.result_message_id IS NULL
         UNION ALL
-        SELECT conv.day, conv.source_id, %(invalid)s, t.name, conv.id
+        SELECT %(invalid)s, t.name, conv.id
         FROM conv JOIN chats_toolcall t ON t.conversation_id = conv.id WHERE t.arguments_error <> ''
         UNION ALL
-        SELECT conv.day, conv.source_id, %(orphans)s, '', conv.id
+        SELECT %(orphans)s, '', conv.id
         FROM conv JOIN chats_message m ON m.conversation_id = conv.id WHERE m.is_orphan_result
         UNION ALL
-        SELECT conv.day, conv.source_id, %(violations)s, a.kind, conv.id
+        SELECT %(violations)s, a.kind, conv.id
         FROM conv JOIN chats_injectedartifact a ON a.conversation_id = conv.id WHERE conv.policy_violation
     ) flagged
-    GROUP BY day, source_id, figure, name
+    GROUP BY figure, name
 """
 )
 
 
-def _params(keys: Sequence[Key]) -> dict[str, Any]:
+def _params(key: Key) -> dict[str, Any]:
+    day, source = key
+    since = dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+    ops = connection.ops
     return {
-        "days": [day for day, _ in keys],
-        "sources": [source for _, source in keys],
+        "day": ops.adapt_datefield_value(day),
+        "source": source,
+        "since": ops.adapt_datetimefield_value(since),
+        "until": ops.adapt_datetimefield_value(since + dt.timedelta(days=1)),
         "down": Score.DOWN.value,
         "unanswered": TrendFigure.UNANSWERED.value,
         "invalid": TrendFigure.INVALID_ARGUMENTS.value,
@@ -86,30 +90,25 @@ def _params(keys: Sequence[Key]) -> dict[str, Any]:
     }
 
 
+def _day_of(moment: dt.datetime) -> dt.date:
+    return moment.astimezone(dt.UTC).date()
+
+
 def rollup_keys(keys: Iterable[Key]) -> None:
     """Recompute the rollups of these (day, source) keys from the rows, in one transaction."""
     ordered = sorted(set(keys))
     if not ordered:
         return
-    params = _params(ordered)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT pg_advisory_xact_lock(h) FROM (
-                SELECT DISTINCT hashtextextended('trends ' || day::text || ' ' || source_id::text, 0) AS h
-                FROM unnest(%(days)s::date[], %(sources)s::bigint[]) AS k(day, source_id) ORDER BY h
-            ) locks
-            """,
-            params,
-        )
-        for table in ("chats_trendday", "chats_trendtally"):
-            cursor.execute(
-                f"DELETE FROM {table} t USING unnest(%(days)s::date[], %(sources)s::bigint[]) AS k(day, source_id) "
-                "WHERE t.day = k.day AND t.source_id = k.source_id",
-                params,
-            )
-        cursor.execute(_DAYS, params)
-        cursor.execute(_TALLIES, params)
+        if connection.vendor == "postgresql":  # SQLite runs one writer at a time anyway
+            for day, source in ordered:
+                cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"trends {day} {source}"])
+        for key in ordered:
+            params = _params(key)
+            for table in ("chats_trendday", "chats_trendtally"):
+                cursor.execute(f"DELETE FROM {table} WHERE day = %(day)s AND source_id = %(source)s", params)
+            cursor.execute(_DAYS, params)
+            cursor.execute(_TALLIES, params)
 
 
 def trends_rollup(conversation_ids: Sequence[int]) -> None:
@@ -117,32 +116,23 @@ def trends_rollup(conversation_ids: Sequence[int]) -> None:
     ids = sorted(set(conversation_ids))
     if not ids:
         return
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT day, source_id FROM chats_trendmember WHERE conversation_id = ANY(%s) "
-            "ORDER BY conversation_id FOR UPDATE",
-            [ids],
-        )
-        keys: set[Key] = {(day, source) for day, source in cursor.fetchall()}
-        cursor.execute(
-            "SELECT id, (last_activity_at AT TIME ZONE 'UTC')::date, source_id FROM chats_conversation "
-            "WHERE id = ANY(%s)",
-            [ids],
-        )
-        now = cursor.fetchall()
-        keys.update((day, source) for _, day, source in now)
+    with transaction.atomic():
+        members = TrendMember.objects.filter(conversation_id__in=ids).order_by("conversation_id")
+        if connection.features.has_select_for_update:
+            members = members.select_for_update()
+        keys: set[Key] = {(day, source) for day, source in members.values_list("day", "source_id")}
+        now = {
+            pk: (_day_of(moment), source)
+            for pk, moment, source in Conversation.objects.filter(pk__in=ids).values_list(
+                "pk", "last_activity_at", "source_id"
+            )
+        }
+        keys.update(now.values())
         rollup_keys(keys)
-        cursor.execute(
-            """
-            INSERT INTO chats_trendmember (conversation_id, day, source_id)
-            SELECT * FROM unnest(%s::bigint[], %s::date[], %s::bigint[])
-            ON CONFLICT (conversation_id) DO UPDATE SET day = EXCLUDED.day, source_id = EXCLUDED.source_id
-            """,
-            [[pk for pk, _, _ in now], [day for _, day, _ in now], [source for _, _, source in now]],
+        TrendMember.objects.filter(conversation_id__in=ids).delete()
+        TrendMember.objects.bulk_create(
+            [TrendMember(conversation_id=pk, day=day, source_id=source) for pk, (day, source) in now.items()]
         )
-        gone = sorted(set(ids) - {pk for pk, _, _ in now})
-        if gone:
-            cursor.execute("DELETE FROM chats_trendmember WHERE conversation_id = ANY(%s)", [gone])
 
 
 def trends_rollup_soon(conversation_ids: Sequence[int]) -> None:
@@ -156,15 +146,18 @@ def trends_rollup_soon(conversation_ids: Sequence[int]) -> None:
 
 def trends_rollup_all() -> int:
     """Rebuild every rollup from the rows (after a bulk load, or to repair); how many (day, source) keys."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("LOCK TABLE chats_trendday, chats_trendtally, chats_trendmember IN EXCLUSIVE MODE")
-        cursor.execute("SELECT DISTINCT (last_activity_at AT TIME ZONE 'UTC')::date, source_id FROM chats_conversation")
-        keys: list[Key] = [(day, source) for day, source in cursor.fetchall()]
-        for table in ("chats_trendday", "chats_trendtally", "chats_trendmember"):
-            cursor.execute(f"DELETE FROM {table}")  # not TRUNCATE: a transaction's deferred checks may be pending
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("LOCK TABLE chats_trendday, chats_trendtally, chats_trendmember IN EXCLUSIVE MODE")
+        rows = Conversation.objects.values_list("pk", "last_activity_at", "source_id").iterator(chunk_size=5000)
+        members = [
+            TrendMember(conversation_id=pk, day=_day_of(moment), source_id=source) for pk, moment, source in rows
+        ]
+        # Not TRUNCATE: a transaction's deferred checks may be pending.
+        for model in (TrendDay, TrendTally, TrendMember):
+            model.objects.all().delete()
+        keys = {(member.day, member.source_id) for member in members}
         rollup_keys(keys)
-        cursor.execute(
-            "INSERT INTO chats_trendmember (conversation_id, day, source_id) "
-            "SELECT id, (last_activity_at AT TIME ZONE 'UTC')::date, source_id FROM chats_conversation"
-        )
+        TrendMember.objects.bulk_create(members, batch_size=5000)
         return len(keys)
