@@ -102,6 +102,10 @@ TABLES: dict[str, Table] = {
     "chats.Dataset": Table(R),
     "chats.Dataset_queues": Table(R),
     "chats.SavedView": Table(R),
+    # The Trends rollups: recomputed per (day, source) on the coordinator from the rows of the nodes.
+    "chats.TrendDay": Table(L),
+    "chats.TrendTally": Table(L),
+    "chats.TrendMember": Table(L),
     "auth.User": Table(R),
     "auth.Group": Table(R),
     "auth.Permission": Table(R),

@@ -70,7 +70,7 @@ def backward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("chats", "0032_saved_views")]
+    dependencies = [("chats", "0033_trend_rollups")]
 
     operations = [
         migrations.RemoveIndex(model_name="conversation", name="conv_search_stale_idx"),

@@ -10,6 +10,7 @@
   and datasets (frozen snapshots of gold items).
 - ``model_calls``: the model calls instrumented applications report (OpenTelemetry spans).
 - ``jobs``: background export jobs and the chunks of their results, and the runs of queue rules.
+- ``trends``: the Trends page's daily rollups, and the day each conversation was rolled up under.
 - ``views``: saved views of the conversation list (a named filter set and order, personal or shared).
 """
 
@@ -61,6 +62,7 @@ from chats.models.review import (
     RubricVersion,
 )
 from chats.models.sources import ApiKey, ApiKeyQuerySet, Source
+from chats.models.trends import TrendDay, TrendFigure, TrendMember, TrendTally
 from chats.models.views import MAX_VIEW_NAME, MAX_VIEW_QUERY, SavedView, SavedViewQuerySet
 
 __all__ = [
@@ -117,6 +119,10 @@ __all__ = [
     "ShownPayload",
     "Source",
     "ToolCall",
+    "TrendDay",
+    "TrendFigure",
+    "TrendMember",
+    "TrendTally",
     "Verdict",
     "ViewedVia",
 ]

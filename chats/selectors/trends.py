@@ -2,8 +2,10 @@
 conversations that the conversation list's own filters select exactly (same range, same bucket), so that every
 point links to the conversations behind it.
 
-A conversation falls in the bucket of its last activity (the list's date_from/date_to read the same column), and
-every figure is one grouped query over the range, read through the (last_activity_at) index.
+A conversation falls in the bucket of its last activity (the list's date_from/date_to read the same column). The
+conversation figures read the daily rollups (chats.models.trends, kept by chats.services.trend_rollups after every
+ingestion and feedback write), two grouped queries over a few rows per day whatever the range holds; the team's
+reviews are read from the reviews themselves.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models import Count, F, QuerySet, Sum
 from django.db.models.functions import TruncDate, TruncWeek
 
-from chats.models import Conversation, Feedback, InjectedArtifact, Message, Review, ReviewState, Score, ToolCall
+from chats.models import Review, ReviewState, Score, TrendDay, TrendFigure, TrendTally
 
 Bucket = Literal["day", "week"]
 # The most series a chart draws (the busiest ones); the table says how many were left out.
@@ -97,11 +99,6 @@ def _day(value: dt.date | dt.datetime) -> dt.date:
     return value.date() if isinstance(value, dt.datetime) else value
 
 
-def _in_range(queryset: QuerySet[Any], span: Range, prefix: str = "") -> QuerySet[Any]:
-    since, until = span.bounds()
-    return queryset.filter(**{f"{prefix}last_activity_at__gte": since, f"{prefix}last_activity_at__lt": until})
-
-
 def _figure(
     key: str,
     title: str,
@@ -137,17 +134,23 @@ def _key(value: Any, start: Any) -> tuple[str, dt.date]:
     return (value, _day(start))
 
 
+def _rollup(model: type[TrendDay] | type[TrendTally], span: Range) -> QuerySet[Any]:
+    """The rollup rows of the range's days, each with its bucket's start."""
+    rows: QuerySet[Any] = model.objects.filter(day__gte=span.first, day__lte=span.last)
+    annotated: QuerySet[Any] = rows.annotate(start=F("day") if span.bucket == "day" else TruncWeek("day"))
+    return annotated
+
+
 def volume(span: Range) -> tuple[Figure, Figure, dict[tuple[str, dt.date], int], dict[tuple[str, dt.date], int]]:
-    """Conversations by source and by model per bucket, and their messages. One grouped query."""
+    """Conversations by source and by model per bucket, and their messages. One grouped query over the rollups."""
     by_source: dict[tuple[str, dt.date], int] = defaultdict(int)
     by_model: dict[tuple[str, dt.date], int] = defaultdict(int)
     messages_source: dict[tuple[str, dt.date], int] = defaultdict(int)
     messages_model: dict[tuple[str, dt.date], int] = defaultdict(int)
     rows = (
-        _in_range(Conversation.objects.all(), span)
-        .annotate(start=_truncated("last_activity_at", span.bucket))
+        _rollup(TrendDay, span)
         .values("start", "source__name", "model_name")
-        .annotate(n=Count("id"), messages=Sum("message_count"))
+        .annotate(n=Sum("conversations"), messages=Sum("messages"))
         .order_by()
     )
     for row in rows:
@@ -177,48 +180,29 @@ def volume(span: Range) -> tuple[Figure, Figure, dict[tuple[str, dt.date], int],
     return sources, models, by_source, by_model
 
 
-def _scored(span: Range) -> QuerySet[Conversation]:
-    """The conversations of the range with scored feedback, each marked has_down when one is a thumbs down."""
-    scored = Feedback.objects.filter(conversation=OuterRef("pk"), score__isnull=False)
-    down = Feedback.objects.filter(conversation=OuterRef("pk"), score=Score.DOWN)
-    conversations: QuerySet[Conversation] = _in_range(Conversation.objects.all(), span)
-    return conversations.annotate(has_scored=Exists(scored), has_down=Exists(down)).filter(has_scored=True)
-
-
 def feedback(span: Range) -> tuple[Figure, Figure]:
-    """Thumbs-down share (of the conversations with scored feedback, those with a thumbs down) and the mean score,
-    by model and by workflow. Two grouped queries."""
+    """Thumbs-down share (of the conversations with scored feedback, those with a thumbs down) and the mean score
+    (over every scored feedback), by model and by workflow. One grouped query over the rollups."""
     down: dict[str, dict[tuple[str, dt.date], int]] = {"model": defaultdict(int), "workflow": defaultdict(int)}
     scored: dict[str, dict[tuple[str, dt.date], int]] = {"model": defaultdict(int), "workflow": defaultdict(int)}
+    sums: dict[str, dict[tuple[str, dt.date], list[int]]] = {
+        "model": defaultdict(lambda: [0, 0]),
+        "workflow": defaultdict(lambda: [0, 0]),
+    }
     rows = (
-        _scored(span)
-        .annotate(start=_truncated("last_activity_at", span.bucket))
+        _rollup(TrendDay, span)
+        .filter(scored__gt=0)
         .values("start", "model_name", "workflow")
-        .annotate(scored=Count("id"), down=Count("id", filter=Q(has_down=True)))
+        .annotate(scored_n=Sum("scored"), down_n=Sum("down"), total=Sum("score_sum"), n=Sum("score_count"))
         .order_by()
     )
     for row in rows:
         start = _day(row["start"])
         for group, name in (("model", row["model_name"]), ("workflow", row["workflow"])):
             if name:
-                scored[group][(name, start)] += row["scored"]
-                down[group][(name, start)] += row["down"]
-    sums: dict[str, dict[tuple[str, dt.date], list[int]]] = {
-        "model": defaultdict(lambda: [0, 0]),
-        "workflow": defaultdict(lambda: [0, 0]),
-    }
-    score_rows = (
-        _in_range(Feedback.objects.filter(score__isnull=False), span, "conversation__")
-        .annotate(start=_truncated("conversation__last_activity_at", span.bucket))
-        .values("start", "conversation__model_name", "conversation__workflow")
-        .annotate(total=Sum("score"), n=Count("id"))
-        .order_by()
-    )
-    for row in score_rows:
-        start = _day(row["start"])
-        for group, column in (("model", "conversation__model_name"), ("workflow", "conversation__workflow")):
-            if row[column]:
-                pair = sums[group][(row[column], start)]
+                scored[group][(name, start)] += row["scored_n"]
+                down[group][(name, start)] += row["down_n"]
+                pair = sums[group][(name, start)]
                 pair[0] += row["total"]
                 pair[1] += row["n"]
 
@@ -248,51 +232,33 @@ def feedback(span: Range) -> tuple[Figure, Figure]:
     return by_model, by_workflow
 
 
-def tool_health(span: Range) -> list[Figure]:
+def _tallies(span: Range) -> dict[str, dict[tuple[str, dt.date], int]]:
+    """The flagged conversations of every tally figure, by name and bucket. One grouped query over the rollups."""
+    counts: dict[str, dict[tuple[str, dt.date], int]] = defaultdict(lambda: defaultdict(int))
+    for row in _rollup(TrendTally, span).values("start", "figure", "name").annotate(n=Sum("conversations")).order_by():
+        counts[row["figure"]][_key(row["name"], row["start"])] += row["n"]
+    return counts
+
+
+def tool_health(span: Range, tallies: dict[str, dict[tuple[str, dt.date], int]]) -> list[Figure]:
     """Per tool, the conversations with an unanswered call of it, and with a call of it whose arguments are not
-    JSON; and the conversations with an orphan tool result (a result names no tool). Three grouped queries, each
-    over the flagged rows (partial indexes)."""
+    JSON; and the conversations with an orphan tool result (a result names no tool)."""
     figures = []
-    for key, title, rows, parameter in (
-        (
-            "unanswered",
-            "Unanswered tool calls",
-            ToolCall.objects.filter(result_message__isnull=True),
-            "unanswered_tool",
-        ),
-        (
-            "invalid-arguments",
-            "Tool calls with invalid arguments",
-            ToolCall.objects.exclude(arguments_error=""),
-            "invalid_arguments_tool",
-        ),
+    for figure, parameter in (
+        (TrendFigure.UNANSWERED, "unanswered_tool"),
+        (TrendFigure.INVALID_ARGUMENTS, "invalid_arguments_tool"),
     ):
-        counts = {
-            _key(row["name"], row["start"]): row["n"]
-            for row in _in_range(rows, span, "conversation__")
-            .annotate(start=_truncated("conversation__last_activity_at", span.bucket))
-            .values("start", "name")
-            .annotate(n=Count("conversation_id", distinct=True))
-            .order_by()
-        }
         figures.append(
             _figure(
-                key,
-                title,
-                f"{title}: the conversations with at least one, per tool.",
+                figure.value,
+                figure.label,
+                f"{figure.label}: the conversations with at least one, per tool.",
                 span,
-                counts,
+                tallies[figure.value],
                 lambda name, parameter=parameter: {parameter: name},
             )
         )
-    orphans = {
-        _key("Orphan tool results", row["start"]): row["n"]
-        for row in _in_range(Message.objects.filter(is_orphan_result=True), span, "conversation__")
-        .annotate(start=_truncated("conversation__last_activity_at", span.bucket))
-        .values("start")
-        .annotate(n=Count("conversation_id", distinct=True))
-        .order_by()
-    }
+    orphans = {("Orphan tool results", start): n for (_name, start), n in tallies[TrendFigure.ORPHANS.value].items()}
     figures.append(
         _figure(
             "orphans",
@@ -306,24 +272,14 @@ def tool_health(span: Range) -> list[Figure]:
     return figures
 
 
-def violations(span: Range) -> Figure:
-    """Conversations with a policy violation, per kind of artifact they injected. One grouped query."""
-    counts = {
-        _key(row["kind"], row["start"]): row["n"]
-        for row in _in_range(
-            InjectedArtifact.objects.filter(conversation__policy_violation=True), span, "conversation__"
-        )
-        .annotate(start=_truncated("conversation__last_activity_at", span.bucket))
-        .values("start", "kind")
-        .annotate(n=Count("conversation_id", distinct=True))
-        .order_by()
-    }
+def violations(span: Range, tallies: dict[str, dict[tuple[str, dt.date], int]]) -> Figure:
+    """Conversations with a policy violation, per kind of artifact they injected."""
     return _figure(
         "violations",
         "Policy violations by artifact kind",
         "Conversations with an injection the context did not permit, per kind of artifact they injected.",
         span,
-        counts,
+        tallies[TrendFigure.VIOLATIONS.value],
         lambda name: {"policy": "violation", "artifact_kind": name},
     )
 
@@ -409,13 +365,14 @@ class Comparison:
 
 
 def cohorts(span: Range, model_a: str, model_b: str) -> Comparison:
-    """Thumbs-down share of two models over the whole range. One grouped query."""
+    """Thumbs-down share of two models over the whole range. One grouped query over the rollups."""
     found = {
-        row["model_name"]: (row["down"], row["scored"])
-        for row in _scored(span)
-        .filter(model_name__in=[model_a, model_b])
+        row["model_name"]: (row["down_n"], row["scored_n"])
+        for row in TrendDay.objects.filter(
+            day__gte=span.first, day__lte=span.last, model_name__in=[model_a, model_b], scored__gt=0
+        )
         .values("model_name")
-        .annotate(scored=Count("id"), down=Count("id", filter=Q(has_down=True)))
+        .annotate(scored_n=Sum("scored"), down_n=Sum("down"))
         .order_by()
     }
     a = Rate(model_a, *found.get(model_a, (0, 0)))
@@ -442,5 +399,6 @@ def trends_read(span: Range, *, cohort_a: str = "", cohort_b: str = "") -> Trend
     cohort_a = cohort_a or (model_names[0] if model_names else "")
     cohort_b = cohort_b or (model_names[1] if len(model_names) > 1 else "")
     comparison = cohorts(span, cohort_a, cohort_b) if cohort_a and cohort_b else None
-    figures = [sources, models, *feedback(span), *tool_health(span), violations(span)]
+    tallies = _tallies(span)
+    figures = [sources, models, *feedback(span), *tool_health(span, tallies), violations(span, tallies)]
     return Trends(span, figures, team_review(span), comparison, model_names)

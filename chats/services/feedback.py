@@ -14,6 +14,7 @@ from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput, NotAllowed
 from chats.models import Conversation, Feedback, FeedbackLabel, FeedbackOrigin, Label, Message
 from chats.services.audit import audit_record, audited_write
+from chats.services.trend_rollups import trends_rollup_soon
 from chats.storable import unstorable
 
 
@@ -167,3 +168,4 @@ def feedback_summary_refresh(conversation: Conversation, *, save: bool = True) -
     conversation.score_down = summary["down"]
     if save:
         conversation.save(update_fields=["feedback_count", "score_up", "score_down"])
+        trends_rollup_soon([conversation.pk])  # the thumbs-down share and mean score of its day

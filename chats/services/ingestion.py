@@ -51,6 +51,7 @@ from chats.services.receipts import (
     receipt_reject_raw,
     receipts_queued_again_on_error,
 )
+from chats.services.trend_rollups import trends_rollup_soon
 from chats.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -312,9 +313,11 @@ def stored_snapshots(rows: Sequence[Conversation]) -> dict[int, plans.Stored]:
 
 def conversations_changed(*, sender: Sender, conversation_ids: Sequence[int]) -> None:
     """What follows an ingestion that created or changed these conversations, in its transaction (both writers call
-    this): the queue rules take those that match. Their search vectors are already built, by the statements that
-    wrote their messages (chats.search_schema)."""
+    this): the queue rules take those that match, and the Trends rollups of their days are rebuilt once it commits.
+    Their search vectors are already built, by the statements that wrote their messages (chats.search_schema)."""
     rules_apply(actor=sender_actor(sender), conversation_ids=conversation_ids)
+    if conversation_ids:
+        trends_rollup_soon(conversation_ids)
 
 
 def sender_actor(sender: Sender) -> Actor:
