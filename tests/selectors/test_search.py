@@ -101,7 +101,7 @@ def test_past_the_probe_one_common_word_is_counted_as_more_than(
 def test_past_the_probe_a_combination_is_left_to_the_list_to_count(
     library: Source, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """"More than" is only sure for one word (or alternatives): an exclusion may leave fewer than the probe read."""
+    """ "More than" is only sure for one word (or alternatives): an exclusion may leave fewer than the probe read."""
     monkeypatch.setattr(search, "SEARCH_PROBE_LIMIT", 1)
     matches, count = search.full_text_matches(Conversation.objects.all(), "annealing -nitrocellulose")
     assert count is None and {c.external_id for c in matches} == {"pcr", "split"}
