@@ -16,11 +16,17 @@ P3  server time and SQL queries of the thread page and API at 10, 1,000 and 5,00
     the admin changelists; the 1,000-message thread page against serializing the same thread to JSON.
 P4  list, deep keyset page, filtered list, full-text search, artifact-id lookup, the auditors' filters
     (workflow, has_warnings by kind, feedback_origin, model_setting, policy) and every other list filter, over
-    >= 1,000,000 messages loaded by COPY, with each query's plan; the list while the search indexer is behind; the audit page (/audit/), first page, deep page and each filter, over as many
-    audit events (P4 audit; --skip audit leaves it out). `--only p4` runs this part alone.
+    >= 1,000,000 messages loaded by COPY (each message's search vector built by the trigger the COPY fires), with
+    each query's plan; full-text search for a rare word, a common word and two words; the audit page (/audit/),
+    first page, deep page and each filter, over as many audit events (P4 audit; --skip audit leaves it out).
+    `--only p4` runs this part alone.
 P5  the comparison workload (chat documents of about 20 OpenAI-style messages with 1-5 KB tool results, 500 a
-    request) over HTTP against a raw COPY of the same messages into one plain table.
+    request) over HTTP with 1 and 4 clients, in the default configuration (no broker) and with a Celery worker,
+    3 alternated runs each, against a raw COPY of the same messages into one plain table; after each run's last
+    answer a search must find every conversation (search-ready = acknowledged). `--only p5` runs it alone.
 P6  id-less conversations sent turn by turn over 5 turns (the growing history each time): one conversation each.
+Growth  one conversation grown by 2 messages a turn to 5,000 messages: the index cost (the message vector
+    trigger's time) per turn at turn 10 and at the last turn. `--only growth` runs it alone.
 Memory: the peak RSS of a gunicorn worker serving one bulk request at the body-size limit.
 L1  every parser on inputs built to make it slow, at about 10 KB and 1 MB (bench/parser_cost.py): the case whose
     cost per byte grows most.
@@ -41,7 +47,6 @@ import pstats
 import re
 import statistics
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -58,7 +63,6 @@ from bench.server import Server, database_url, server_env  # noqa: E402
 
 BENCH_DB = "masterbrain_bench"  # --database-name changes it
 BENCH_LABEL = "bench-unused"  # P4: a label on no feedback
-NOT_INDEXED_BACKLOG = 2000  # P4: conversations waiting for their search vectors in the backlog row
 
 
 @dataclass(frozen=True)
@@ -75,10 +79,11 @@ class Scale:
     memory_body: int  # bytes of the memory test's bulk body (0: the configured limit)
     compare_conversations: int = 2000  # P5: the comparison workload
     idless_conversations: int = 1000  # P6: id-less conversations sent turn by turn
+    growth_messages: int = 5000  # growth: the messages one conversation is grown to, 2 a turn
 
 
 SCALES = {
-    "smoke": Scale("smoke", 16, 8, 2, 4, (10, 40, 80), 10_000, 8, 2, 1024 * 1024, 40, 20),
+    "smoke": Scale("smoke", 16, 8, 2, 4, (10, 40, 80), 10_000, 8, 2, 1024 * 1024, 40, 20, 60),
     "default": Scale("default", 2100, 50, 4, 60, (10, 1000, 5000), 1_000_000, 300, 20, 0),
 }
 
@@ -101,6 +106,7 @@ def scale_from(value: str) -> Scale:
         0,
         max(int(base.compare_conversations * factor), 8),
         max(int(base.idless_conversations * factor), 8),
+        max(int(base.growth_messages * factor), 30),
     )
 
 
@@ -389,68 +395,146 @@ def raw_copy_rate(url: str, docs: list[dict[str, Any]]) -> tuple[float, int]:
     return len(rows) / statistics.median(times), len(rows)
 
 
-# P5 runs the workload this many times, each followed by its COPY ceiling, and reports the medians: one run of a few
-# seconds on a shared machine swings by a fifth.
+# P5 runs the workload this many times in each configuration, alternating the configurations, each run followed by
+# its COPY ceiling, and reports the medians: one run of a few seconds on a shared machine swings by a fifth.
 P5_RUNS = 3
+P5_CLIENTS = (1, 4)
+# The worker configuration's broker (a Redis database of its own) and its worker (`make worker`'s pool).
+P5_BROKER = "redis://127.0.0.1:6379/13"
+P5_WORKER_CONCURRENCY = 2
+# A word of every P5 document's system prompt, exactly once: a search for it finds each conversation.
+P5_EVERY_DOCUMENT_WORD = "Masterbrain"
 
 
-def comparison_workload(table: Table, scale: Scale, url: str, port: int, sources: list[tuple[int, str]]) -> None:
+@dataclass(frozen=True)
+class P5Config:
+    label: str  # "default (no broker)" or "with a Celery worker"
+    port: int
+
+
+def p5_sources(runs: int) -> dict[tuple[str, int, int], tuple[int, str]]:
+    """A source and its key for every P5 run: (configuration, clients, run) -> (id, key)."""
+    from chats.services.sources import api_key_create, source_get_or_create
+
+    out = {}
+    for config in ("default", "worker"):
+        for clients in P5_CLIENTS:
+            for run in range(runs):
+                source, _ = source_get_or_create(name=f"compare-{config}-{clients}-{run + 1}")
+                out[(config, clients, run)] = (source.pk, api_key_create(source=source, name="bench")[1])
+    return out
+
+
+def searchable_conversations(source_id: int) -> int:
+    """How many of the source's conversations a full-text search finds (chats.selectors.search, as the list's
+    ?q= does): every P5 document has P5_EVERY_DOCUMENT_WORD once."""
+    from chats.models import Conversation
+    from chats.selectors.search import full_text_matches
+
+    found, _ = full_text_matches(Conversation.objects.filter(source_id=source_id), P5_EVERY_DOCUMENT_WORD)
+    return found.count()
+
+
+def comparison_workload(
+    table: Table,
+    scale: Scale,
+    url: str,
+    configs: dict[str, P5Config],
+    sources: dict[tuple[str, int, int], tuple[int, str]],
+) -> None:
     """P5: the workload of the comparison with Label Studio (chat documents of about 20 OpenAI-style messages,
-    1-5 KB tool results, 500 documents a request) against a raw COPY of the same messages into one table, in
-    P5_RUNS alternating runs (each with documents of its own, into a source of its own: ``sources``, (id, key))."""
+    1-5 KB tool results, 500 documents a request) with 1 and with 4 clients, in the default configuration (no
+    broker: background tasks inline) and with a Celery worker running, each run against a raw COPY of the same
+    messages into one table; P5_RUNS runs of each, the configurations alternated. Right after each run's last
+    answer, a full-text search must find every conversation it stored: search-ready is acknowledged."""
     from bench.workload import comparison_documents, ndjson_bodies
 
-    per_body = min(500, max(scale.compare_conversations // scale.clients, 1))
-    rates, ceilings, ratios, runs = [], [], [], []
-    for run, (source_id, key) in enumerate(sources[:P5_RUNS]):
-        docs = comparison_documents(scale.compare_conversations, seed=55 + run, first_index=run * 1_000_000)
-        elapsed, totals = post_bodies(port, key, ndjson_bodies(docs, per_body=per_body), scale.clients)
-        with psycopg.connect(url) as conn:
-            stored = messages_of(conn, source_id)
-        ceiling, _ = raw_copy_rate(url, docs)
-        rates.append(stored / elapsed)
-        ceilings.append(ceiling)
-        ratios.append(rates[-1] / ceiling)
-        runs.append(f"{stored:,} messages in {elapsed:.2f} s ({totals.get('created', 0):,} created)")
-    rate, ceiling, ratio = statistics.median(rates), statistics.median(ceilings), statistics.median(ratios)
-    table.add(
-        "P5 comparison workload over HTTP",
-        f"{rate:,.0f} msgs/s, median of {len(rates)} runs ({', '.join(f'{r:,.0f}' for r in rates)}): "
-        f"{scale.compare_conversations:,} chat documents a run, {per_body} a request; {'; '.join(runs)}",
-    )
+    per_body = min(500, max(scale.compare_conversations // max(P5_CLIENTS), 1))
+    rates: dict[tuple[str, int], list[float]] = {}
+    ratios: dict[tuple[str, int], list[float]] = {}
+    ceilings: list[float] = []
+    unfound: list[str] = []
+    index = 0
+    started_all = time.perf_counter()
+    for run in range(P5_RUNS):
+        for clients in P5_CLIENTS:
+            for name, config in configs.items():
+                source_id, key = sources[(name, clients, run)]
+                docs = comparison_documents(scale.compare_conversations, seed=55 + index, first_index=index * 1_000_000)
+                index += 1
+                elapsed, _ = post_bodies(config.port, key, ndjson_bodies(docs, per_body=per_body), clients)
+                found = searchable_conversations(source_id)  # right after the last answer
+                if found != len(docs):
+                    unfound.append(f"{config.label}, {clients} client(s), run {run + 1}: {found:,} of {len(docs):,}")
+                with psycopg.connect(url) as conn:
+                    stored = messages_of(conn, source_id)
+                ceiling, _ = raw_copy_rate(url, docs)
+                ceilings.append(ceiling)
+                rates.setdefault((name, clients), []).append(stored / elapsed)
+                ratios.setdefault((name, clients), []).append(stored / elapsed / ceiling)
+    took = time.perf_counter() - started_all
+    for clients in P5_CLIENTS:
+        for name, config in configs.items():
+            rate, ratio = statistics.median(rates[(name, clients)]), statistics.median(ratios[(name, clients)])
+            table.add(
+                f"P5 {config.label}, {clients} client{'s' if clients > 1 else ''}: acknowledged = search-ready",
+                f"{rate:,.0f} msgs/s, {ratio:.3f}x the one-table COPY (medians of {P5_RUNS} runs: "
+                f"{', '.join(f'{r:,.0f}' for r in rates[(name, clients)])} msgs/s; "
+                f"{', '.join(f'{r:.3f}' for r in ratios[(name, clients)])})",
+                "goal: >= 0.25 (aim 0.5)",
+                verdict(ratio >= 0.25),
+            )
     table.add(
         "P5 raw COPY of the same messages, one table",
-        f"{ceiling:,.0f} msgs/s, median of the runs' ({', '.join(f'{c:,.0f}' for c in ceilings)}; "
-        f"each the median of {CEILING_RUNS})",
+        f"{statistics.median(ceilings):,.0f} msgs/s, median of the {len(ceilings)} runs' "
+        f"({min(ceilings):,.0f}-{max(ceilings):,.0f}; each the median of {CEILING_RUNS}); "
+        f"{scale.compare_conversations:,} chat documents a run, {per_body} a request; P5 took {took:.0f} s",
     )
     table.add(
-        "P5 ratio HTTP / one-table COPY",
-        f"{ratio:.3f}, median of the runs' ({', '.join(f'{r:.3f}' for r in ratios)}); Label Studio 1.23.2 measured "
-        "0.10 on this shape",
-        "goal: >= 0.25 (aim 0.5)",
-        verdict(ratio >= 0.25),
+        "P5 search-ready at acknowledgement",
+        "; ".join(unfound)
+        if unfound
+        else f"every conversation of all {index} runs found by a search right after its run's last answer",
+        "goal: every conversation",
+        verdict(not unfound),
     )
 
 
-def p5_index_lag(
-    table: Table, scale: Scale, env: dict[str, str], url: str, source: tuple[int, str], cores: int
-) -> None:
-    """P5 once more with the search vectors built by a Celery worker, as in production (bench/index_lag.py)."""
-    from bench.index_lag import index_lag
+def p5_run(table: Table, scale: Scale, env: dict[str, str], url: str, cores: int, warm_key: str) -> None:
+    """P5's two configurations side by side (two gunicorn servers, one with a broker and a Celery worker on the
+    same cores), then comparison_workload."""
+    import redis
+    from django.db import connections
 
-    index_lag(
-        table.add,
-        env=env,
-        url=url,
-        source_id=source[0],
-        key=source[1],
-        conversations=scale.compare_conversations,
-        per_body=min(500, max(scale.compare_conversations // scale.clients, 1)),
-        clients=scale.clients,
-        workers=cores,
-        messages_of=messages_of,
-        verdict=verdict,
-    )
+    from bench.server import Worker
+    from bench.workload import documents, ndjson_bodies
+
+    sources = p5_sources(P5_RUNS)
+    connections.close_all()
+    broker = redis.Redis.from_url(P5_BROKER)
+    broker.flushdb()
+    worker_env = env | {"CELERY_BROKER_URL": P5_BROKER}
+    servers: list[Server] = []
+    worker: Worker | None = None
+    try:
+        worker = Worker(worker_env, "bench-p5", concurrency=P5_WORKER_CONCURRENCY)
+        servers.append(Server({k: v for k, v in env.items() if k != "CELERY_BROKER_URL"}, cores))
+        servers.append(Server(worker_env, cores))
+        configs = {
+            "default": P5Config("default (no broker)", servers[0].port),
+            "worker": P5Config("with a Celery worker", servers[1].port),
+        }
+        for number, server in enumerate(servers):
+            warm = documents(2, seed=990 + number, first_index=4_100_000 + number * 10)
+            post_bodies(server.port, warm_key, ndjson_bodies(warm, per_body=2), 1)
+        comparison_workload(table, scale, url, configs, sources)
+    finally:
+        for server in servers:
+            server.stop()
+        if worker is not None:
+            worker.stop()
+        broker.flushdb()
+        broker.close()
 
 
 def idless_growth(table: Table, scale: Scale, url: str, port: int, key: str, source_id: int) -> None:
@@ -481,23 +565,81 @@ def idless_growth(table: Table, scale: Scale, url: str, port: int, key: str, sou
     )
 
 
-def search_index_after_ingest(table: Table) -> None:
-    """The search indexer over what the rows above ingested (as `manage.py index_search` runs beside the servers):
-    ingestion leaves the vectors to it."""
-    from django.core.management import call_command
+# The growth row: one conversation grown 2 messages a turn to this many messages (Scale.growth_messages), and the
+# turns whose index cost is compared (a window of GROWTH_WINDOW turns ending at each, medians).
+GROWTH_EARLY_TURN = 10
+GROWTH_WINDOW = 5
+MESSAGE_TRIGGER_FUNCTION = "chats_message_search_vector"
 
-    from chats.models import Conversation, Message
 
-    stale = Conversation.objects.filter(search_stale=True).count()
-    messages = Message.objects.filter(conversation__search_stale=True).count()
-    started = time.perf_counter()
-    call_command("index_search", stdout=io.StringIO())
-    elapsed = time.perf_counter() - started
+def _trigger_stats() -> tuple[int, float]:
+    """The message vector trigger's calls and own time (ms) so far in this session, as far as this transaction sees
+    them (pg_stat_xact_user_functions holds what the session has not yet reported, which is more than the current
+    transaction's: a difference of two readings in one transaction is exact)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT calls, self_time FROM pg_stat_xact_user_functions WHERE funcname = %s", [MESSAGE_TRIGGER_FUNCTION]
+        )
+        row = cursor.fetchone()
+    return (int(row[0]), float(row[1])) if row else (0, 0.0)
+
+
+def growth(table: Table, scale: Scale) -> None:
+    """One conversation grown by 2 messages a turn to scale.growth_messages, through the single-document ingestion
+    service (as POST /api/v1/ingest/ stores it), each turn sending only its new messages (the service appends them
+    after the active message). The index cost of a turn is the time of the message vector trigger's work in the
+    turn's transaction, read from pg_stat_xact_user_functions with track_functions = 'all' (a superuser setting:
+    the benchmark connects as postgres); the turn's whole time is reported beside it."""
+    from django.db import connection, transaction
+
+    from bench.workload import growth_turn
+    from chats.models import Message
+    from chats.services.ingestion import conversation_ingest
+    from chats.services.sources import source_get_or_create
+
+    source, _ = source_get_or_create(name="growth")
+    turns = max(scale.growth_messages // 2, GROWTH_EARLY_TURN + GROWTH_WINDOW)
+    index_ms: list[float] = []
+    turn_ms: list[float] = []
+    calls: list[int] = []
+    started_all = time.perf_counter()
+    for turn in range(1, turns + 1):
+        document = growth_turn(turn, chat_id="growth-1")
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL track_functions = 'all'")
+            before = _trigger_stats()
+            started = time.perf_counter()
+            result = conversation_ingest(source=source, document=document)
+            turn_ms.append((time.perf_counter() - started) * 1000)
+            after = _trigger_stats()
+            if result.messages_added != 2:
+                raise RuntimeError(f"growth turn {turn}: {result.outcome}, {result.messages_added} messages added")
+        calls.append(after[0] - before[0])
+        index_ms.append(after[1] - before[1])
+    took = time.perf_counter() - started_all
+    stored = Message.objects.filter(conversation__source=source).count()
+
+    def window(values: list[float], last: int) -> float:
+        return statistics.median(values[last - GROWTH_WINDOW : last])
+
+    early, late = window(index_ms, GROWTH_EARLY_TURN), window(index_ms, turns)
+    ratio = late / early if early else float("inf")
     table.add(
-        "Search vectors built apart (index_search, one process)",
-        f"{messages / elapsed:,.0f} msgs/s: {stale:,} conversations, {messages:,} messages in {elapsed:.1f} s",
-        "goal: none left stale",
-        verdict(not Conversation.objects.filter(search_stale=True).exists()),
+        f"Growth: index cost per turn, turn {GROWTH_EARLY_TURN} and turn {turns:,}",
+        f"{early * 1000:.0f} us and {late * 1000:.0f} us (x{ratio:.2f}): the message vector trigger's time in the "
+        f"turn's transaction, medians of turns {GROWTH_EARLY_TURN - GROWTH_WINDOW + 1}-{GROWTH_EARLY_TURN} and "
+        f"{turns - GROWTH_WINDOW + 1:,}-{turns:,}; {min(calls)}-{max(calls)} trigger calls a turn",
+        "goal: <= x2",
+        verdict(ratio <= 2 and set(calls) == {2}),
+    )
+    table.add(
+        "Growth: whole turn (ingestion service, in-process)",
+        f"{window(turn_ms, GROWTH_EARLY_TURN):.1f} ms at turn {GROWTH_EARLY_TURN}, "
+        f"{window(turn_ms, turns):.1f} ms at turn {turns:,} (medians as above); one conversation of "
+        f"{stored:,} messages, {turns:,} turns in {took:.0f} s",
     )
 
 
@@ -522,10 +664,19 @@ class _Rollback(Exception):
     pass
 
 
+# The full-text vectors' GIN indexes and the triggers that build them (chats.search_schema): (index, trigger,
+# the index-cost row's label).
+FULL_TEXT = (
+    ("msg_search_vector_idx", "chats_message_search_vector", "GIN on message.search_vector + its trigger"),
+    ("conv_title_vector_idx", "chats_conversation_title_vector", "GIN on conversation.title_vector + its trigger"),
+)
+TRIGGERS = {"chats_message_search_vector": "chats_message", "chats_conversation_title_vector": "chats_conversation"}
+
+
 def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     """The in-process bulk path over the same documents with each group of ingest-paid indexes dropped (each run
-    inside a transaction that is rolled back, so every run starts from the same tables)."""
-    from chats.services.search import search_index
+    inside a transaction that is rolled back, so every run starts from the same tables). The full-text groups drop
+    their trigger too: what a message's search vector costs ingest is its GIN entry and the trigger that builds it."""
     from django.db import connection, transaction
 
     from bench.workload import documents
@@ -538,7 +689,6 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     docs = documents(scale.index_docs, seed=seed, first_index=2_000_000)
     lines = [json.dumps(d).encode() for d in docs]
     message_total = 0
-    indexing: list[float] = []  # seconds the search indexer took after each run
 
     def run(drop: list[str], *, profile: cProfile.Profile | None = None) -> float:
         nonlocal message_total
@@ -547,7 +697,10 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
             with transaction.atomic():
                 with connection.cursor() as cursor:
                     for name in drop:
-                        cursor.execute(f"DROP INDEX {name}")
+                        if name in TRIGGERS:
+                            cursor.execute(f"DROP TRIGGER {name} ON {TRIGGERS[name]}")
+                        else:
+                            cursor.execute(f"DROP INDEX {name}")
                 started = time.perf_counter()
                 if profile:
                     profile.enable()
@@ -562,10 +715,6 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
                     profile.disable()
                 elapsed = time.perf_counter() - started
                 message_total = total
-                started = time.perf_counter()
-                while search_index(limit=500):
-                    pass
-                indexing.append(time.perf_counter() - started)
                 raise _Rollback
         except _Rollback:
             pass
@@ -584,9 +733,10 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
         ):
             names = [name for name, _ in secondary_indexes(conn, name_of_table)]
             every += names
-            if name_of_table == "chats_conversation":
-                groups.append(("GIN on conversation.search_vector", ["conv_search_vector_idx"]))
-                names = [n for n in names if n != "conv_search_vector_idx"]
+            for gin, trigger, label in FULL_TEXT:
+                if gin in names:
+                    groups.append((label, [gin, trigger]))
+                    names = [n for n in names if n != gin]
             groups.append((f"{len(names)} b-tree(s) on {name_of_table.removeprefix('chats_')}", names))
         groups.append(("every secondary index", every))
 
@@ -600,15 +750,17 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
         "P1 in-process bulk path (msgs/s)",
         f"{message_total / baseline:,.0f} msgs/s ({scale.index_docs} docs, {message_total:,} msgs)",
     )
+    without: dict[str, float] = {}
     for label, names in groups[1:]:
-        elapsed = best(names)
+        elapsed = without[label] = best(names)
         table.add(
             f"P1 index cost: without {label}", f"{message_total / elapsed:,.0f} msgs/s, x{baseline / elapsed:.2f}"
         )
-    built = min(indexing)
+    without_vectors = without.get(FULL_TEXT[0][2], baseline)
     table.add(
-        "P1 search vectors, built apart (index_search)",
-        f"{message_total / built:,.0f} msgs/s: {built / baseline:.0%} of the ingest's own time, paid by the indexer",
+        "P1 message search vectors' share of the in-process ingest",
+        f"{1 - without_vectors / baseline:.0%} of its time: the GIN on message.search_vector and the trigger that "
+        "builds each vector as the row is written (nothing is left to build after it)",
     )
 
     # Where the time goes: decode, canonical JSON + hash + parse, and the database writes.
@@ -789,6 +941,9 @@ def load_scale(table: Table, scale: Scale, url: str) -> int:
         reviewer_id = _bench_admin().pk  # the author of the reviewers' feedback
         offsets = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0]) for t in SCALE_COLUMNS}  # type: ignore[index]
         conn.commit()
+        # The COPY into chats_message fires the trigger that builds each message's search vector (as ingestion's
+        # COPY does); its share of the load is read from the transaction's function statistics.
+        conn.execute("SET track_functions = 'all'")
         started = time.perf_counter()
         copies: dict[str, Any] = {}
         with conn.cursor() as cursor, contextlib.ExitStack() as stack:
@@ -832,43 +987,24 @@ def load_scale(table: Table, scale: Scale, url: str) -> int:
             for table_name in SCALE_COLUMNS:
                 flush(table_name)
             del copies, stack
+        trigger = conn.execute(
+            "SELECT coalesce(sum(self_time), 0) FROM pg_stat_xact_user_functions WHERE funcname = %s",
+            [MESSAGE_TRIGGER_FUNCTION],
+        ).fetchone()
+        vectors_seconds = float(trigger[0]) / 1000 if trigger else 0.0
         conn.commit()
         loaded = time.perf_counter() - started
         for name in SCALE_COLUMNS:
             conn.execute(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), (SELECT max(id) FROM {name}))")
-        # The search vectors, as the services build them, in two halves on two connections.
-        started_vectors = time.perf_counter()
-        low, high = conn.execute(
-            "SELECT min(id), max(id) FROM chats_conversation WHERE source_id = %s", [source_id]
-        ).fetchone()  # type: ignore[misc]
         conn.commit()
-    middle = (low + high) // 2
-
-    def vectors(lo: int, hi: int) -> None:
-        with psycopg.connect(url) as part:
-            part.execute(
-                """
-                UPDATE chats_conversation c SET search_vector = to_tsvector('english', left(
-                    coalesce(c.title, '') || ' ' || m.body, 250000))
-                FROM (SELECT conversation_id, string_agg(text, ' ' ORDER BY position) AS body FROM chats_message
-                      WHERE conversation_id BETWEEN %s AND %s GROUP BY conversation_id) m
-                WHERE c.id = m.conversation_id
-                """,
-                [lo, hi],
-            )
-
-    workers = [threading.Thread(target=vectors, args=span) for span in ((low, middle), (middle + 1, high))]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
         total = int(conn.execute("SELECT count(*) FROM chats_message").fetchone()[0])  # type: ignore[index]
     table.add(
         "P4 rows loaded by COPY",
         f"{total:,} messages in all, {conversations:,} conversations; COPY {loaded:.0f} s "
-        f"({conversations * per_conversation / loaded:,.0f} msgs/s), search vectors {time.perf_counter() - started_vectors:.0f} s",
+        f"({conversations * per_conversation / loaded:,.0f} msgs/s), of which the message vector trigger "
+        f"{vectors_seconds:.0f} s (built as the COPY writes each row)",
     )
     return source_id
 
@@ -921,7 +1057,7 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
     from django.db import connection
     from django.test import Client
 
-    from bench.workload import RARE_WORDS, SCALE_START, scale_artifact_id
+    from bench.workload import AND_QUERY, COMMON_WORD, RARE_WORDS, SCALE_START, scale_artifact_id
     from chats.models import Conversation, Label
     from chats.selectors import conversations as selectors
 
@@ -954,6 +1090,8 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
             f"full-text search ?q={RARE_WORDS[0]}, API",
             "/api/v1/conversations/?" + urlencode({"q": RARE_WORDS[0]}),
         ),
+        (f"full-text search ?q={COMMON_WORD} (common word), page", "/conversations/?" + urlencode({"q": COMMON_WORD})),
+        (f"full-text search ?q={AND_QUERY} (two-word AND), page", "/conversations/?" + urlencode({"q": AND_QUERY})),
         ("artifact-id lookup", "/conversations/?" + urlencode({"artifact_id": scale_artifact_id(17)})),
         # The auditors' filters (bench.workload.scale_flags says how many conversations each one finds).
         *(
@@ -1032,7 +1170,6 @@ def scale_reads(table: Table, scale: Scale, source_id: int) -> None:
             plan = db_cursor.fetchone()[0]
             plan = json.loads(plan) if isinstance(plan, str) else plan
         table.add("P4 search (API) list query in the database", f"{plan[0]['Execution Time']:.1f} ms (EXPLAIN ANALYZE)")
-    not_indexed_backlog(table, scale, client)
     first, deep_label = list(medians)[:2]
     ratio = medians[deep_label] / medians[first]
     table.add("P4 deep page / first page", f"x{ratio:.2f}", "goal: <= x2", verdict(ratio <= 2))
@@ -1073,47 +1210,6 @@ def trends_reads(table: Table, scale: Scale) -> None:
             "goal: p95 < 150 ms",
             verdict(status == 200 and pct(times, 0.95) < 0.150),
         )
-
-
-def not_indexed_backlog(table: Table, scale: Scale, client: Any) -> None:
-    """The list while the indexer is behind by NOT_INDEXED_BACKLOG conversations (page and API: the count of them
-    they show reads the partial index on stale rows, up to its bound, whatever the backlog); then full-text search
-    right after the indexer (chats.services.search) has caught up, with its new entries still in the GIN index's
-    pending list, as a busy site's index mostly is; then a VACUUM, which leaves the database as it was loaded."""
-    from chats.services.search import search_index_stale
-    from django.db import connection
-
-    from bench.workload import RARE_WORDS
-    from chats.selectors.conversations import NOT_INDEXED_LIMIT
-
-    def read(label: str, url: str, goal: str = "goal: p95 <= 50 ms") -> None:
-        times, count, status, _ = _timed_get(client, url, scale.repeats)
-        table.add(
-            f"P4 {label}",
-            f"p50 {ms(pct(times, 0.5))} p95 {ms(pct(times, 0.95))}, {count} q (HTTP {status})",
-            goal,
-            verdict(pct(times, 0.95) <= 0.050),
-        )
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE chats_conversation SET search_stale = true WHERE id IN "
-            "(SELECT id FROM chats_conversation ORDER BY id DESC LIMIT %s)",
-            [NOT_INDEXED_BACKLOG],
-        )
-        marked = cursor.rowcount
-    try:
-        backlog = f"{marked:,} not indexed yet (counted up to {NOT_INDEXED_LIMIT:,})"
-        read(f"list, first page, {backlog}, page", "/conversations/")
-        read(f"list, first page, {backlog}, API", "/api/v1/conversations/")
-        search_index_stale()
-        query = urlencode({"q": RARE_WORDS[0]})
-        read(f"full-text search ?{query} after the indexer (GIN pending list), page", f"/conversations/?{query}")
-        read(f"full-text search ?{query} after the indexer (GIN pending list), API", f"/api/v1/conversations/?{query}")
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("UPDATE chats_conversation SET search_stale = false WHERE search_stale")
-            cursor.execute("VACUUM ANALYZE chats_conversation")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1293,12 +1389,13 @@ def main() -> int:
     )
     parser.add_argument("--database-name", default=BENCH_DB, help="the benchmark's own database, dropped at the end")
     parser.add_argument(
-        "--skip", default="", help="comma-separated parts to skip: p3, p4, audit, p5, p6, memory, index, l1"
+        "--skip", default="", help="comma-separated parts to skip: p3, p4, audit, p5, p6, growth, memory, index, l1"
     )
     parser.add_argument(
         "--only",
-        choices=["p4", "p5"],
-        help="run this part alone (p4: load the P4 tables and read them; p5: the comparison workload and the index lag)",
+        choices=["p4", "p5", "growth"],
+        help="run this part alone (p4: load the P4 tables and read them; p5: the comparison workload in both "
+        "configurations; growth: one conversation grown turn by turn)",
     )
     parser.add_argument(
         "--keep-database",
@@ -1367,21 +1464,17 @@ def main() -> int:
         source, _ = source_get_or_create(name="bench")
         _, key = api_key_create(source=source, name="bench")
         ceiling_source, _ = source_get_or_create(name="ceiling")
-        compare_sources = []
-        for name in [f"compare-{run + 1}" for run in range(P5_RUNS)] + ["compare-indexed"]:
-            compare_source, _ = source_get_or_create(name=name)
-            compare_sources.append((compare_source.pk, api_key_create(source=compare_source, name="bench")[1]))
         idless_source, _ = source_get_or_create(name="idless")
         _, idless_key = api_key_create(source=idless_source, name="bench")
         connections.close_all()
 
         if args.only == "p5":
-            server = Server(env, cores)
-            post_bodies(server.port, key, ndjson_bodies(documents(2, seed=999, first_index=4_000_000), per_body=2), 1)
-            comparison_workload(table, scale, url, server.port, compare_sources)
-            server.stop()
-            server = None
-            p5_index_lag(table, scale, env, url, compare_sources[-1], cores)
+            p5_run(table, scale, env, url, cores, key)
+            connections.close_all()
+            print(table.render(header))
+            return 0
+        if args.only == "growth":
+            growth(table, scale)
             connections.close_all()
             print(table.render(header))
             return 0
@@ -1444,11 +1537,8 @@ def main() -> int:
             verdict(unchanged),
         )
 
-        if "p5" not in skip:
-            comparison_workload(table, scale, url, server.port, compare_sources)
         if "p6" not in skip:
             idless_growth(table, scale, url, server.port, idless_key, idless_source.pk)
-        search_index_after_ingest(table)
 
         if "index" not in skip:
             index_costs(table, scale, url, seed=4242)
@@ -1475,19 +1565,16 @@ def main() -> int:
                 verdict(True),
             )
 
+        # ---- P5 (servers of its own, on the same cores), growth (in-process)
         if "p5" not in skip:
-            p5_index_lag(table, scale, env, url, compare_sources[-1], cores)
-
-        call_command("index_search", stdout=io.StringIO())  # the memory run's conversations
+            p5_run(table, scale, env, url, cores, key)
+        if "growth" not in skip:
+            growth(table, scale)
 
         # ---- P3, P4 (in-process)
         if "p3" not in skip:
             pages(table, scale)
         if "p4" not in skip:
-            # P4 reads an index with every vector built, as a worker keeps it: P3's threads (5,000 messages among
-            # them) would otherwise wait for theirs, and every search would build their vectors on the fly (the
-            # stale rows' probe). A search over a backlog is measured on its own (P4's "not indexed yet" rows).
-            call_command("index_search", stdout=io.StringIO())
             source_id = load_scale(table, scale, url)
             scale_reads(table, scale, source_id)
             trends_reads(table, scale)

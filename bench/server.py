@@ -94,8 +94,6 @@ def server_env(url: str) -> dict[str, str]:
         SECURE_SSL_REDIRECT="0",
         SECURE_HSTS_SECONDS="0",
         MASTERBRAIN_THROTTLE_INGEST="1000000/min",
-        # Ingestion is measured alone: the search vectors are built apart, by index_search, as the bench reports.
-        MASTERBRAIN_SEARCH_INDEXER="command",
         DJANGO_SETTINGS_MODULE="masterbrain_site.settings",
     )
     return env

@@ -76,6 +76,10 @@ def long_thread(message_count: int, *, seed: int) -> dict[str, Any]:
 # Million-message tables for the read benchmarks (P4), written straight by COPY.
 
 RARE_WORDS = ["photobleaching", "spillover", "imidazole", "confluence", "antifade", "electroporation"]
+# A word in most P4 conversations (bench's SENTENCES), and two words every match must have both of, each in many
+# conversations but found together, in different messages, in fewer.
+COMMON_WORD = "replicates"
+AND_QUERY = "gradient contamination"
 ARTIFACT_POOL = 5000
 SCALE_START = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -195,7 +199,6 @@ def scale_rows(
                 "{}",
                 "{}",
                 f"k{first_message + per_conversation - 1}",
-                False,  # the loader builds the search vectors itself
                 "unreviewed",
                 per_conversation,
                 1 if with_tool else 0,
@@ -319,7 +322,7 @@ def scale_rows(
 SCALE_COLUMNS = {
     "chats_conversation": "id, uuid, source_id, external_id, external_id_digest, external_id_generated, input_format, "
     "title, user_external_id, model_name, model_config, started_at, context_pairs, metadata, original_times, "
-    "active_leaf_key, search_stale, "
+    "active_leaf_key, "
     "review_status, message_count, tool_call_count, artifact_count, branch_count, feedback_count, score_up, "
     "score_down, first_user_text, created_at, updated_at, last_activity_at, workflow, scenario, policy_violation, "
     "injection_context",
@@ -370,3 +373,19 @@ def idless_turns(count: int, *, turns: int, seed: int) -> list[list[list[dict[st
             history.append({"role": "assistant", "content": " ".join(rng.sample(SENTENCES, 3))})
         histories.append(history)
     return [[history[: 1 + 2 * (turn + 1)] for history in histories] for turn in range(turns)]
+
+
+def growth_turn(turn: int, *, chat_id: str) -> dict[str, Any]:
+    """Turn ``turn`` (from 1) of one conversation grown 2 messages a turn: a chat document holding only the turn's
+    user question and assistant answer (about 1 KB), which the service appends after the conversation's active
+    message. Each turn's words differ (its number), so no message matches a stored one."""
+    rng = random.Random(turn)
+    topic = TOPICS[turn % len(TOPICS)]
+    answer = " ".join(rng.choice(SENTENCES) for _ in range(12))
+    return {
+        "chat_id": chat_id,
+        "messages": [
+            {"role": "user", "content": f"Turn {turn}: {topic[1]} What about {rng.choice(topic[2])}?"},
+            {"role": "assistant", "content": f"For turn {turn}: {answer}"},
+        ],
+    }
