@@ -395,7 +395,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    # DRF's JSONParser, reading as ingest does (chats.jsonio): too deep, NaN or 1e999 is a 400, not a 500.
+    # DRF's JSONParser, reading as ingest does (chats.strict_json): too deep, NaN or 1e999 is a 400, not a 500.
     "DEFAULT_PARSER_CLASSES": ["chats.api.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "chats.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"ingest": MASTERBRAIN_THROTTLE_INGEST},

@@ -17,7 +17,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Q
 from django.utils import timezone
 
-from chats import jsonio
+from chats import strict_json
 from chats.audit_actions import AuditAction
 from chats.ingest import plans
 from chats.models.checks import choices_check
@@ -114,7 +114,7 @@ class ReceiptPayload(models.Model):
     def shown(self) -> ShownPayload:
         content = self.content
         try:
-            return ShownPayload(is_json=True, document=jsonio.loads(content))
+            return ShownPayload(is_json=True, document=strict_json.loads(content))
         except ValueError:  # not JSON (UnicodeDecodeError and the strict decoder's refusals are ValueErrors)
             text = content.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00")
             return ShownPayload(is_json=False, text=text)
