@@ -67,7 +67,7 @@ class AuditAction(StrEnum):
     SIGNIN_UNLOCKED = "signin.unlocked"
     # Retention and the log itself.
     RECEIPT_PAYLOADS_PRUNED = "receipt.payloads_pruned"
-    VIEW_EVENTS_PRUNED = "view_events.pruned"
+    READ_EVENTS_PRUNED = "read_events.pruned"
     AUDIT_EXPORTED = "audit.exported"
     AUDIT_VERIFIED = "audit.verified"
 

@@ -127,7 +127,7 @@ TABLES: dict[str, Table] = {
     "chats.ApiKeyDailyUsage": Table(L),
     "chats.AuditEvent": Table(L),
     "chats.AuditCheckpoint": Table(L),
-    "chats.ConversationView": Table(L),
+    "chats.ReadEvent": Table(L),
     "sessions.Session": Table(L),
     "admin.LogEntry": Table(L),
     "axes.AccessAttempt": Table(L),

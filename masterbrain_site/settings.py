@@ -376,11 +376,11 @@ MASTERBRAIN_KEY_DAILY_BYTES = env_int("MASTERBRAIN_KEY_DAILY_BYTES", 4 * 1024**3
 # --- end of Receipts ----------------------------------------------------------------------------------------------
 
 # --- Read audit ---------------------------------------------------------------------------------------------------
-# Who opened a conversation (its page, or the API's detail), by person or key: one row of chats.ConversationView,
+# Who opened a conversation (its page, or the API's detail), by person or key: one row of chats.ReadEvent,
 # kept apart from the audit log (views are pruned, write events never are; see docs/SECURITY.md). Repeated views by
 # the same person or key of the same conversation within MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS count once, decided
 # in the cache above (per process without REDIS_URL, shared with it). MASTERBRAIN_READ_AUDIT off records nothing.
-# `manage.py prune_view_events` (run it daily) deletes views older than MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS
+# `manage.py prune_read_audit` (run it daily) deletes views older than MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS
 # (0: kept forever).
 MASTERBRAIN_READ_AUDIT = env_bool("MASTERBRAIN_READ_AUDIT", True)
 MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS = env_int("MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS", 300, minimum=1)
