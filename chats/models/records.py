@@ -284,7 +284,7 @@ class ViewedVia(models.TextChoices):
 class ReadEvent(models.Model):
     """Someone opened a conversation: its page, or the API's detail (chats.services.reads).
 
-    Not an audit event: views are many, and they are pruned after MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS
+    Not an audit event: views are many, and they are pruned after MASTERBRAIN_READ_AUDIT_RETENTION_DAYS
     (prune_read_audit), which the audit log's hash chain forbids; recording one takes no chain lock. Append-only by
     convention: only the recording service inserts, only the prune deletes. Like the audit log, a view names its
     conversation by uuid, not by a foreign key, so that the record outlives what it names.

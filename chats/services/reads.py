@@ -1,7 +1,7 @@
 """Read audit: who opened a conversation (its page, or the API's detail), by person or key, and when.
 
 Views are not audit events (chats.services.audit): there are many more of them, they are pruned after
-MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS, which the write log's hash chain forbids, and recording one must not wait
+MASTERBRAIN_READ_AUDIT_RETENTION_DAYS, which the write log's hash chain forbids, and recording one must not wait
 for the chain's lock. They go into their own table, chats.ReadEvent, which only `read_event_record`
 inserts into and only `read_audit_prune` deletes from.
 

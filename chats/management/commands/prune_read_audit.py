@@ -1,7 +1,7 @@
 """Delete the views recorded before the retention period (read audit, chats.services.reads). Audit events, the
 write log, are never pruned.
 
-Run it daily (cron, a systemd timer). MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS (default 90; 0: keep them forever) is
+Run it daily (cron, a systemd timer). MASTERBRAIN_READ_AUDIT_RETENTION_DAYS (default 90; 0: keep them forever) is
 the period; `--days N` overrides it for one run (0 with --days: every view up to now).
 """
 
@@ -23,17 +23,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--days",
             type=int,
-            help="Delete the views older than this many days (default: MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS; "
+            help="Delete the views older than this many days (default: MASTERBRAIN_READ_AUDIT_RETENTION_DAYS; "
             "0 with --days: every view).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         days = options["days"]
         if days is None:
-            days = settings.MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS
+            days = settings.MASTERBRAIN_READ_AUDIT_RETENTION_DAYS
             if days == 0:
                 self.stdout.write(
-                    "Views are kept forever (MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS is 0): nothing to do. "
+                    "Views are kept forever (MASTERBRAIN_READ_AUDIT_RETENTION_DAYS is 0): nothing to do. "
                     "Pass --days N to delete older ones anyway."
                 )
                 return

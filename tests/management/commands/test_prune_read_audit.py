@@ -73,12 +73,12 @@ def test_prune_follows_the_retention_setting_and_zero_keeps_views_forever(
         via="page",
         created_at=timezone.now() - timedelta(days=100),
     )
-    settings.MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS = 0
+    settings.MASTERBRAIN_READ_AUDIT_RETENTION_DAYS = 0
     out = StringIO()
     call_command("prune_read_audit", stdout=out)
     assert "kept forever" in out.getvalue() and ReadEvent.objects.count() == 1
 
-    settings.MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS = 90
+    settings.MASTERBRAIN_READ_AUDIT_RETENTION_DAYS = 90
     events = AuditEvent.objects.count()
     call_command("prune_read_audit", stdout=StringIO())
     assert ReadEvent.objects.count() == 0
