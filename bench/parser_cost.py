@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chats import ingest, jsonio
+from chats import ingest, strict_json
 from chats.formats.canonical import Issues, ParseError
 from chats.ingest import chatgpt_export
 from chats.ingest.common import context_pairs, extract_inline_reasoning, parse_arguments, split_think
@@ -617,7 +617,7 @@ _WEBUI_CASES = [
 ]
 
 _COUNT_CASES = [
-    _case(f"count_array_items/{label}", build, lambda body: jsonio.count_array_items(body, stop_after=BIG))
+    _case(f"count_array_items/{label}", build, lambda body: strict_json.count_array_items(body, stop_after=BIG))
     for label, build in [
         ("items", lambda n: _fill(b"0,", n, b"[", b"0]")),
         ("strings of delimiters", lambda n: b'["' + b",[]{}" * n + b'"]'),
@@ -636,7 +636,7 @@ _COUNT_CASES = [
         ("commas", lambda n: _fill(b",", n, b"[")),
     ]
 ] + [
-    _case(f"count_lines/{label}", build, lambda body: jsonio.count_lines(body, stop_after=BIG))
+    _case(f"count_lines/{label}", build, lambda body: strict_json.count_lines(body, stop_after=BIG))
     for label, build in [
         ("short lines", lambda n: b"x\n" * n),
         ("blank lines", lambda n: b" \n" * n),

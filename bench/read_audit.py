@@ -68,7 +68,7 @@ def run(requests: int, messages: int, history: int) -> None:
     from django.core.cache import cache
     from django.test import Client, override_settings
 
-    from chats.models import ConversationView, Source
+    from chats.models import ReadEvent, Source
     from chats.services.feedback import feedback_submit, feedback_update
     from chats.services.ingestion import conversation_ingest
 
@@ -82,8 +82,8 @@ def run(requests: int, messages: int, history: int) -> None:
     feedback, _ = feedback_submit(author=reviewer, conversation=conversation, score=1, comment="0")
     for n in range(1, history // 2):
         feedback_update(actor=reviewer, feedback=feedback, score=1, labels=[], comment=str(n), correction="")
-    ConversationView.objects.bulk_create(
-        ConversationView(conversation_uuid=conversation.uuid, viewer_name=f"reader-{n}", via="page")
+    ReadEvent.objects.bulk_create(
+        ReadEvent(conversation_uuid=conversation.uuid, viewer_name=f"reader-{n}", via="page")
         for n in range(history // 2)
     )
     url = conversation.get_absolute_url()
@@ -105,14 +105,14 @@ def run(requests: int, messages: int, history: int) -> None:
         return samples
 
     cache.clear()
-    before = ConversationView.objects.count()
+    before = ReadEvent.objects.count()
     rows = [
         ("off", timed(reviewer, audit=False, fresh=False)),
         ("on, repeat", timed(reviewer, audit=True, fresh=False)),
         ("on, new", timed(reviewer, audit=True, fresh=True)),
         ("auditor", timed(auditor, audit=True, fresh=False)),
     ]
-    recorded = ConversationView.objects.count() - before
+    recorded = ReadEvent.objects.count() - before
     base = statistics.median(rows[0][1])
     print(f"R1 thread page, {messages} msgs, {requests} requests each (in-process test client)")
     print(f"{'mode':<12} {'p50 ms':>8} {'p90 ms':>8} {'p50 / off':>10}")

@@ -680,7 +680,7 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     from django.db import connection, transaction
 
     from bench.workload import documents
-    from chats import jsonio
+    from chats import strict_json
     from chats.models import Source
     from chats.services.bulk_writer import conversations_ingest_bulk
     from chats.services.documents import document_prepare
@@ -704,7 +704,7 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
                 started = time.perf_counter()
                 if profile:
                     profile.enable()
-                decoded = [jsonio.loads(line) for line in lines]
+                decoded = [strict_json.loads(line) for line in lines]
                 total = 0
                 for start in range(0, len(decoded), scale.per_body):
                     results = conversations_ingest_bulk(
@@ -766,7 +766,7 @@ def index_costs(table: Table, scale: Scale, url: str, seed: int) -> None:
     # Where the time goes: decode, canonical JSON + hash + parse, and the database writes.
     decode = prepare = 0.0
     started = time.perf_counter()
-    decoded = [jsonio.loads(line) for line in lines]
+    decoded = [strict_json.loads(line) for line in lines]
     decode = time.perf_counter() - started
     started = time.perf_counter()
     for document in decoded:

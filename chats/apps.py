@@ -22,8 +22,8 @@ class ChatsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from chats.citus_placement import schema_problems
         from chats.converters import ArtifactIdConverter
-        from chats.distribution import schema_problems
         from chats.roles import ensure_role_groups
 
         # After the auth app's own receiver has made the permissions, and again after a test's flush.

@@ -67,7 +67,9 @@ class AuditAction(StrEnum):
     SIGNIN_UNLOCKED = "signin.unlocked"
     # Retention and the log itself.
     RECEIPT_PAYLOADS_PRUNED = "receipt.payloads_pruned"
-    VIEW_EVENTS_PRUNED = "view_events.pruned"
+    # Its string is the one the log has always stored (written when read events were called view events): an
+    # action's string never changes, so that every entry of one action reads alike.
+    READ_EVENTS_PRUNED = "view_events.pruned"
     AUDIT_EXPORTED = "audit.exported"
     AUDIT_VERIFIED = "audit.verified"
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chats import jsonio
+from chats import strict_json
 from chats.errors import InvalidInput
 from chats.json_types import JSON
 
-# Containers inside containers. A real document stays far below; the strict decoder (chats.jsonio) refuses what is
+# Containers inside containers. A real document stays far below; the strict decoder (chats.strict_json) refuses what is
 # much deeper, and every reader of stored JSON walks it without recursing, so a value this deep is stored whole.
 MAX_DEPTH = 1024
 MAX_TEXT_CHARS = 20_000_000  # one string; a body is bounded by MASTERBRAIN_MAX_BODY_BYTES before this
@@ -63,7 +63,7 @@ def unstorable(
     """The first value (in document order) that cannot be stored, with its pointer; None when all can.
 
     Strings and object keys are checked for NUL and unpaired surrogates and for length; containers for depth. Other
-    JSON scalars (numbers, booleans, null) are always storable here: `chats.jsonio.loads` refuses the numbers that
+    JSON scalars (numbers, booleans, null) are always storable here: `chats.strict_json.loads` refuses the numbers that
     are not.
     """
     # A stack of (value, pointer, depth); children are pushed in reverse so that the first offender is reported.
@@ -113,7 +113,7 @@ def parsed_if_storable(text: str) -> JSON:
     """JSON held inside text (a tool call's arguments): its parsed value when it is valid strict JSON and storable
     as jsonb, else None. The text itself is kept as received either way; only its parsed form is dropped."""
     try:
-        value = jsonio.loads(text)
+        value = strict_json.loads(text)
     except ValueError:
         return None
     return None if unstorable(value) is not None else value

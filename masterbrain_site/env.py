@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import sys
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -44,6 +45,20 @@ def env_int(name: str, default: int, *, minimum: int = 0) -> int:
     if value < minimum:
         raise ImproperlyConfigured(f"{name}={raw!r} must be at least {minimum}.")
     return value
+
+
+def env_int_renamed(name: str, old_name: str, default: int, *, minimum: int = 0) -> int:
+    """A setting that was renamed: `old_name` is still read for one release when `name` is not set, and setting it
+    prints a deprecation warning on stderr at start."""
+    if old_name in os.environ:
+        in_use = "ignored: " + name + " is set" if name in os.environ else "read for now"
+        sys.stderr.write(
+            f"Warning: {old_name} is deprecated and will be removed in the next release ({in_use}); "
+            f"set {name} instead.\n"
+        )
+        if name not in os.environ:
+            return env_int(old_name, default, minimum=minimum)
+    return env_int(name, default, minimum=minimum)
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

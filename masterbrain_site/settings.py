@@ -16,6 +16,7 @@ from masterbrain_site.env import (
     env_bool,
     env_hosts,
     env_int,
+    env_int_renamed,
     env_list,
     env_networks,
     env_rate,
@@ -376,15 +377,17 @@ MASTERBRAIN_KEY_DAILY_BYTES = env_int("MASTERBRAIN_KEY_DAILY_BYTES", 4 * 1024**3
 # --- end of Receipts ----------------------------------------------------------------------------------------------
 
 # --- Read audit ---------------------------------------------------------------------------------------------------
-# Who opened a conversation (its page, or the API's detail), by person or key: one row of chats.ConversationView,
+# Who opened a conversation (its page, or the API's detail), by person or key: one row of chats.ReadEvent,
 # kept apart from the audit log (views are pruned, write events never are; see docs/SECURITY.md). Repeated views by
 # the same person or key of the same conversation within MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS count once, decided
 # in the cache above (per process without REDIS_URL, shared with it). MASTERBRAIN_READ_AUDIT off records nothing.
-# `manage.py prune_view_events` (run it daily) deletes views older than MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS
-# (0: kept forever).
+# `manage.py prune_read_audit` (run it daily) deletes read events older than MASTERBRAIN_READ_AUDIT_RETENTION_DAYS
+# (0: kept forever). Its old name, MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS, is read for one release, with a warning.
 MASTERBRAIN_READ_AUDIT = env_bool("MASTERBRAIN_READ_AUDIT", True)
 MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS = env_int("MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS", 300, minimum=1)
-MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS = env_int("MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS", 90, minimum=0)
+MASTERBRAIN_READ_AUDIT_RETENTION_DAYS = env_int_renamed(
+    "MASTERBRAIN_READ_AUDIT_RETENTION_DAYS", "MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS", 90, minimum=0
+)
 # --- end of Read audit --------------------------------------------------------------------------------------------
 
 REST_FRAMEWORK = {
@@ -395,7 +398,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    # DRF's JSONParser, reading as ingest does (chats.jsonio): too deep, NaN or 1e999 is a 400, not a 500.
+    # DRF's JSONParser, reading as ingest does (chats.strict_json): too deep, NaN or 1e999 is a 400, not a 500.
     "DEFAULT_PARSER_CLASSES": ["chats.api.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "chats.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"ingest": MASTERBRAIN_THROTTLE_INGEST},

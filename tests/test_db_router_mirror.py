@@ -75,7 +75,7 @@ def test_with_a_replica_lag_tolerant_pages_read_their_content_from_it(client: Cl
     assert {"chats_conversation", "chats_message"} <= main_tables(replica)
     assert not {"chats_conversation", "chats_message", "chats_toolcall"} & main_tables(primary)
     # The read audit's view is a write: on the primary.
-    assert 'INSERT INTO "chats_conversationview"' in tables(primary)
+    assert 'INSERT INTO "chats_readevent"' in tables(primary)
 
 
 def test_with_a_replica_other_pages_and_every_write_use_the_primary(client: Client, reviewer: User) -> None:

@@ -23,7 +23,7 @@ PRODUCERS = {
     "chunks": EXPORTS,
     "thread_read": READS,
     "conversation_detail": READS,
-    "conversation_view_record": READS,
+    "read_event_record": READS,
 }
 ALLOWED = {
     # Where they are defined, and build on one another.

@@ -159,3 +159,39 @@ def test_an_application_server_process_leaves_what_it_loaded_out_of_the_garbage_
     assert result.returncode == 0, result.stderr
     frozen, oldest = map(int, result.stdout.split())
     assert frozen > 10_000 and oldest == 0  # the modules, settings and URL patterns: none left to walk
+
+
+def _setting(tmp_path: Path, name: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """A setting's value as a started process sees it, with `env` in its environment."""
+    harness = {"DEBUG", "SECRET_KEY", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in harness and not k.startswith("MASTERBRAIN_")}
+    return subprocess.run(
+        [sys.executable, "-c", f"from django.conf import settings; print(settings.{name})"],
+        cwd=ROOT,
+        env=clean | {"DJANGO_SETTINGS_MODULE": "masterbrain_site.settings", "MASTERBRAIN_VAR_DIR": str(tmp_path)} | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+
+def test_a_renamed_setting_reads_its_old_name_for_one_release_with_a_warning_at_start(tmp_path):
+    new, old = "MASTERBRAIN_READ_AUDIT_RETENTION_DAYS", "MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS"
+    default = _setting(tmp_path, new)
+    assert default.stdout == "90\n" and "deprecated" not in default.stderr
+
+    by_new_name = _setting(tmp_path, new, **{new: "30"})
+    assert by_new_name.stdout == "30\n" and "deprecated" not in by_new_name.stderr
+
+    by_old_name = _setting(tmp_path, new, **{old: "7"})
+    assert by_old_name.stdout == "7\n"
+    assert f"{old} is deprecated" in by_old_name.stderr and f"set {new} instead" in by_old_name.stderr
+
+    both = _setting(tmp_path, new, **{new: "30", old: "7"})
+    assert both.stdout == "30\n" and f"{old} is deprecated" in both.stderr and "ignored" in both.stderr
+
+
+def test_a_bad_value_under_a_renamed_settings_old_name_fails_at_start_naming_it(tmp_path):
+    result = run_check(tmp_path, DEBUG="1", MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS="-1")
+    assert result.returncode != 0 and "MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS='-1' must be at least 0" in result.stderr

@@ -19,7 +19,7 @@ from django.utils.safestring import SafeString
 from chats.admin.base import ReadOnlyAdmin
 from chats.diffs import field_changes
 from chats.integers import parse_int
-from chats.models import AuditCheckpoint, AuditEvent, ConversationView
+from chats.models import AuditCheckpoint, AuditEvent, ReadEvent
 from chats.selectors.audit import audit_chain_last_verification
 
 # The admin pages of the targets named by their primary key.
@@ -150,16 +150,16 @@ class AuditEventAdmin(ReadOnlyAdmin):
         )
 
 
-@admin.register(ConversationView)
-class ConversationViewAdmin(ReadOnlyAdmin):
-    """Who opened which conversation (the read audit): read-only, pruned by ``prune_view_events`` only."""
+@admin.register(ReadEvent)
+class ReadEventAdmin(ReadOnlyAdmin):
+    """Who opened which conversation (the read audit): read-only, pruned by ``prune_read_audit`` only."""
 
     list_display = ["created_at", "viewer_name", "via", "conversation_uuid"]
     list_filter = ["via", "created_at"]
     search_fields = ["viewer_name", "=conversation_uuid"]
     raw_id_fields = ["viewer"]
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[ConversationView]:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ReadEvent]:
         return super().get_queryset(request).select_related("viewer")
 
 

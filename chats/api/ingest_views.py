@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chats import ingest, jsonio
+from chats import ingest, strict_json
 from chats.api.authentication import ApiKeyAuthentication, SourcePrincipal
 from chats.api.errors import errors_response
 from chats.api.serializers.common import ErrorSerializer
@@ -87,8 +87,8 @@ def _read_body(request: Request) -> bytes:
 
 def _decode_json(text: bytes, *, line_offset: int = 0) -> Any:
     try:
-        return jsonio.loads(text)
-    except jsonio.NotStrictJson as error:
+        return strict_json.loads(text)
+    except strict_json.NotStrictJson as error:
         raise _Rejected(400, [Issue("", f"not valid JSON: {error}")]) from None
     except UnicodeDecodeError as error:
         raise _Rejected(400, [Issue("", f"the body is not UTF-8: {error.reason} at byte {error.start}")]) from None
@@ -264,8 +264,8 @@ class BulkIngestView(APIView):
             # same scan finds the bytes of each document of an array, which its receipt keeps.
             if media_type in JSON_TYPES:
                 data = _read_body(request)
-                spans = jsonio.array_item_spans(data, stop_after=limit)
-                count = len(spans) if spans is not None else jsonio.count_array_items(data, stop_after=limit)
+                spans = strict_json.array_item_spans(data, stop_after=limit)
+                count = len(spans) if spans is not None else strict_json.count_array_items(data, stop_after=limit)
                 _check_item_count(count, limit)
                 ingest_quota_charge(_api_key(request), len(data))
                 document = _decode_json(data)
@@ -277,7 +277,7 @@ class BulkIngestView(APIView):
                     items = [(item, None, None) for item in document]
             elif media_type in NDJSON_TYPES:
                 data = _read_body(request)
-                _check_item_count(jsonio.count_lines(data, stop_after=limit), limit)
+                _check_item_count(strict_json.count_lines(data, stop_after=limit), limit)
                 ingest_quota_charge(_api_key(request), len(data))
                 items = self._ndjson_items(data)
             else:

@@ -23,7 +23,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from chats import jsonio
+from chats import strict_json
 from chats.api.authentication import ApiKeyAuthentication
 from chats.api.ingest_views import IsSourceKey, _api_key, _media_type, _read_body, _Rejected, _result_body, _source
 from chats.api.serializers.common import ErrorSerializer
@@ -95,7 +95,7 @@ def _spans(data: bytes, media_type: str) -> list[otel_format.Span]:
         if media_type == PROTOBUF:
             return otel_format.spans_from_protobuf(data)
         try:
-            document = jsonio.loads(data)
+            document = strict_json.loads(data)
         except UnicodeDecodeError as error:
             raise _Rejected(400, [Issue("", f"the body is not UTF-8: {error.reason} at byte {error.start}")]) from None
         except ValueError as error:

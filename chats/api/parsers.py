@@ -1,8 +1,8 @@
-"""The API's one JSON parser: DRF's, reading with `chats.jsonio.loads`.
+"""The API's one JSON parser: DRF's, reading with `chats.strict_json.loads`.
 
 Python's `json` (which DRF's parser calls) recurses once per nesting level, so a body of 5,000 `[` raised
 RecursionError, a 500, on every endpoint that takes JSON; it also accepts NaN, Infinity and numbers beyond a double,
-which no JSON column keeps. `chats.jsonio.loads` refuses all of them, and a refusal here is a 400 like any other
+which no JSON column keeps. `chats.strict_json.loads` refuses all of them, and a refusal here is a 400 like any other
 malformed body. (Ingest reads its bodies itself, with the same function.)
 """
 
@@ -15,7 +15,7 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from chats import jsonio
+from chats import strict_json
 
 
 class StrictJSONParser(JSONParser):
@@ -25,6 +25,6 @@ class StrictJSONParser(JSONParser):
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             data = stream.read()
-            return jsonio.loads(data.decode(encoding) if isinstance(data, bytes) else data)
+            return strict_json.loads(data.decode(encoding) if isinstance(data, bytes) else data)
         except (ValueError, UnicodeError) as error:  # JSON and strictness errors are ValueErrors
             raise ParseError(f"JSON parse error - {error}") from None

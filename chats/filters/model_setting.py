@@ -8,7 +8,7 @@ from typing import Any
 import django_filters
 from django import forms
 
-from chats import jsonio
+from chats import strict_json
 from chats.storable import unstorable
 
 # ?model_setting=key=value: the longest value read (a setting is a flag, a number or a short name).
@@ -27,7 +27,7 @@ def parse_model_setting(text: str) -> tuple[str, Any]:
     if len(text) > MODEL_SETTING_LIMIT:
         raise ValueError(f"at most {MODEL_SETTING_LIMIT} characters")
     try:
-        value: Any = jsonio.loads(raw)  # strict JSON: no NaN, no number beyond a double
+        value: Any = strict_json.loads(raw)  # strict JSON: no NaN, no number beyond a double
     except ValueError:
         value = raw
     if unstorable(value) is not None:  # compared in the database as jsonb: else as the text it is

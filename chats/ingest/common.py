@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from chats import jsonio, storable
+from chats import storable, strict_json
 from chats.formats.canonical import ID_KEYS, Conversation, Issue, Issues, ParseError
 from chats.json_types import JSON, JSONMapping, JSONObject
 
@@ -206,7 +206,7 @@ def json_in_text(text: str) -> tuple[JSON, str, str]:
         return value, "", ""
     # Only when the text is not used (or is JSON null): say why.
     try:
-        decoded = jsonio.loads(text)
+        decoded = strict_json.loads(text)
     except ValueError as exc:
         return None, str(exc), ""
     found = storable.unstorable(decoded)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chats import jsonio
+from chats import strict_json
 
 
 @dataclass(frozen=True)
@@ -70,8 +70,8 @@ def _chatgpt_items(label: str, conversations: Any, feedback: list[dict[str, Any]
 
 def _read_json(label: str, text: str | bytes) -> tuple[Any, str]:
     try:
-        return jsonio.loads(text), ""
-    except (json.JSONDecodeError, UnicodeDecodeError, jsonio.NotStrictJson) as error:
+        return strict_json.loads(text), ""
+    except (json.JSONDecodeError, UnicodeDecodeError, strict_json.NotStrictJson) as error:
         return None, f"{label}: not valid JSON: {error}"
 
 

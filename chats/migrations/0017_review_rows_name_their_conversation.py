@@ -1,5 +1,5 @@
 """Leases, reviews and resolutions name their item's conversation, as every row under a conversation does, and the
-unique constraints of the rows under a conversation include it (chats.distribution: the schema a distribution by
+unique constraints of the rows under a conversation include it (chats.citus_placement: the schema a distribution by
 conversation needs). The new columns are filled from each row's item before they become NOT NULL."""
 
 import django.db.models.deletion

@@ -17,7 +17,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Q
 from django.utils import timezone
 
-from chats import jsonio
+from chats import strict_json
 from chats.audit_actions import AuditAction
 from chats.ingest import plans
 from chats.models.checks import choices_check
@@ -114,7 +114,7 @@ class ReceiptPayload(models.Model):
     def shown(self) -> ShownPayload:
         content = self.content
         try:
-            return ShownPayload(is_json=True, document=jsonio.loads(content))
+            return ShownPayload(is_json=True, document=strict_json.loads(content))
         except ValueError:  # not JSON (UnicodeDecodeError and the strict decoder's refusals are ValueErrors)
             text = content.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00")
             return ShownPayload(is_json=False, text=text)
@@ -281,11 +281,11 @@ class ViewedVia(models.TextChoices):
     API = "api"
 
 
-class ConversationView(models.Model):
+class ReadEvent(models.Model):
     """Someone opened a conversation: its page, or the API's detail (chats.services.reads).
 
-    Not an audit event: views are many, and they are pruned after MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS
-    (prune_view_events), which the audit log's hash chain forbids; recording one takes no chain lock. Append-only by
+    Not an audit event: views are many, and they are pruned after MASTERBRAIN_READ_AUDIT_RETENTION_DAYS
+    (prune_read_audit), which the audit log's hash chain forbids; recording one takes no chain lock. Append-only by
     convention: only the recording service inserts, only the prune deletes. Like the audit log, a view names its
     conversation by uuid, not by a foreign key, so that the record outlives what it names.
     """

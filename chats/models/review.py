@@ -120,7 +120,7 @@ class QueueItem(models.Model):
 class Lease(models.Model):
     """A slot of an item held for one reviewer until `expires_at` (by "next item" or a lead's assignment)."""
 
-    # Its item's conversation, repeated: every row under a conversation names it (chats.distribution).
+    # Its item's conversation, repeated: every row under a conversation names it (chats.citus_placement).
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
     item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="leases")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_leases")

@@ -5,7 +5,7 @@
   (a document that changed nothing leaves a receipt only);
 - the audit events naming this conversation: feedback created, changed or deleted, review status changes, branch
   switches, exports of this conversation, each with its before and after as a field-by-field diff (chats.diffs);
-- views of its page or of its API detail (chats.ConversationView).
+- views of its page or of its API detail (chats.ReadEvent).
 
 Exports of a filtered set record their filters, not the conversations they held: they are not in a conversation's
 timeline (the audit log lists them). Three queries, whatever the history: the latest ACTIVITY_LIMIT of each kind,
@@ -23,7 +23,7 @@ from django.urls import reverse
 
 from chats.audit_actions import INGESTION_ACTIONS, AuditAction
 from chats.diffs import FieldChange, field_changes
-from chats.models import AuditEvent, Conversation, ConversationView, IngestionReceipt
+from chats.models import AuditEvent, Conversation, IngestionReceipt, ReadEvent
 
 ACTIVITY_LIMIT = 100
 
@@ -112,7 +112,7 @@ def activity_read(conversation: Conversation, *, limit: int = ACTIVITY_LIMIT) ->
         )[: limit + 1]
     )
     views = list(
-        ConversationView.objects.filter(conversation_uuid=conversation.uuid)
+        ReadEvent.objects.filter(conversation_uuid=conversation.uuid)
         .order_by("-created_at", "-id")
         .values("viewer_name", "via", "created_at")[: limit + 1]
     )

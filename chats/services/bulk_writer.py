@@ -47,7 +47,7 @@ from psycopg import postgres
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
-from chats import jsonio
+from chats import strict_json
 from chats.ingest import identity, planner, plans
 from chats.models import (
     ApiKey,
@@ -343,7 +343,7 @@ def _allocate(cursor: psycopg.Cursor[Any], table: str, count: int) -> list[int]:
 
 class _JsonbBinaryDumper(Dumper):
     """A jsonb value in the binary format (a version byte, then the text) from the decoded value, written by
-    ``jsonio.dump_bytes`` in one call; ``_JSON_NULL`` stands for JSON null where None means SQL NULL."""
+    ``strict_json.dump_bytes`` in one call; ``_JSON_NULL`` stands for JSON null where None means SQL NULL."""
 
     format = Format.BINARY
     oid = postgres.types["jsonb"].oid
@@ -351,7 +351,7 @@ class _JsonbBinaryDumper(Dumper):
     def dump(self, obj: Any) -> bytes:
         if obj is _JSON_NULL:
             return b"\x01null"
-        return b"\x01" + jsonio.dump_bytes(obj)
+        return b"\x01" + strict_json.dump_bytes(obj)
 
 
 _JSON_NULL = object()

@@ -32,7 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from chats import jsonio
+from chats import strict_json
 from chats.models import ApiKey, IngestionReceipt, Outcome, ReceiptPayload, Source
 from chats.services.audit import audited_write
 from chats.services.bulk_writer import conversations_ingest_bulk
@@ -174,9 +174,9 @@ def _decode(content: bytes) -> object:
     """The document, decoded as the request decoded it (a UTF-16 array's document was kept as its canonical
     JSON, which holds an unpaired surrogate as such)."""
     try:
-        return jsonio.loads(content)
+        return strict_json.loads(content)
     except UnicodeDecodeError:
-        return jsonio.loads(content.decode("utf-8", errors="surrogatepass"))
+        return strict_json.loads(content.decode("utf-8", errors="surrogatepass"))
 
 
 def queued_receipts_requeue(

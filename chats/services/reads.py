@@ -1,9 +1,9 @@
 """Read audit: who opened a conversation (its page, or the API's detail), by person or key, and when.
 
 Views are not audit events (chats.services.audit): there are many more of them, they are pruned after
-MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS, which the write log's hash chain forbids, and recording one must not wait
-for the chain's lock. They go into their own table, chats.ConversationView, which only `conversation_view_record`
-inserts into and only `view_events_prune` deletes from.
+MASTERBRAIN_READ_AUDIT_RETENTION_DAYS, which the write log's hash chain forbids, and recording one must not wait
+for the chain's lock. They go into their own table, chats.ReadEvent, which only `read_event_record`
+inserts into and only `read_audit_prune` deletes from.
 
 A conversation is read through the functions here, which record the view as they read it: `thread_open` (its page,
 the review page) and `conversation_detail_open` (the API's detail). A page or an endpoint calls them, never the
@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from chats.audit_actions import AuditAction
 from chats.errors import InvalidInput
-from chats.models import Conversation, ConversationView, ViewedVia
+from chats.models import Conversation, ReadEvent, ViewedVia
 from chats.selectors.conversations import ConversationDetail, conversation_detail
 from chats.selectors.exports import Branch
 from chats.selectors.threads import Thread, path_window, thread_read
@@ -57,7 +57,7 @@ def _viewer_key(viewer: Viewer) -> str:
     return str(viewer.get_username())
 
 
-def conversation_view_record(*, viewer: Viewer | None, conversation_uuid: UUID, via: ViewedVia) -> bool:
+def read_event_record(*, viewer: Viewer | None, conversation_uuid: UUID, via: ViewedVia) -> bool:
     """Record that `viewer` (a user, or a source acting by its key) opened this conversation, unless read audit is
     off or they already did within the window. Whether a row was inserted."""
     if not settings.MASTERBRAIN_READ_AUDIT or viewer is None or not viewer.is_authenticated:
@@ -65,7 +65,7 @@ def conversation_view_record(*, viewer: Viewer | None, conversation_uuid: UUID, 
     window = settings.MASTERBRAIN_READ_AUDIT_WINDOW_SECONDS
     if not cache.add(f"read-audit:{_viewer_key(viewer)}:{conversation_uuid}", 1, timeout=window):
         return False
-    ConversationView.objects.create(
+    ReadEvent.objects.create(
         conversation_uuid=conversation_uuid,
         viewer=viewer if isinstance(viewer, User) else None,
         viewer_name=str(viewer.get_username())[:150],
@@ -79,7 +79,7 @@ def thread_open(
 ) -> Thread:
     """A window of the thread and all shown with it (`thread_read`, with `window`'s at, after, around, limit...),
     read by `viewer`: their view recorded first."""
-    conversation_view_record(viewer=viewer, conversation_uuid=conversation.uuid, via=via)
+    read_event_record(viewer=viewer, conversation_uuid=conversation.uuid, via=via)
     return thread_read(conversation, user=viewer, **window)
 
 
@@ -88,27 +88,27 @@ def conversation_detail_open(
 ) -> ConversationDetail:
     """The API's detail of a conversation (`conversation_detail`: the whole thread, or the window of its active path
     that `window`'s after and limit give `path_window`), read by `viewer`: their view recorded first."""
-    conversation_view_record(viewer=viewer, conversation_uuid=conversation.uuid, via=ViewedVia.API)
+    read_event_record(viewer=viewer, conversation_uuid=conversation.uuid, via=ViewedVia.API)
     return conversation_detail(
         conversation, branch=branch, window=path_window(conversation, **window) if window is not None else None
     )
 
 
 @dataclass(frozen=True)
-class ViewPruneResult:
+class ReadAuditPruneResult:
     cutoff: datetime
     deleted: int
 
 
 @audited_write
-def view_events_prune(*, older_than_days: int, actor: Actor) -> ViewPruneResult:
+def read_audit_prune(*, older_than_days: int, actor: Actor) -> ReadAuditPruneResult:
     """Delete the views recorded more than `older_than_days` days ago, oldest first, PRUNE_BATCH per statement (so
     that no statement holds many rows' locks at once), and record one audit event saying how many went. Views only:
     audit events are never pruned."""
     if older_than_days < 0:
         raise InvalidInput("the number of days cannot be negative")
     cutoff = timezone.now() - timedelta(days=older_than_days)
-    old = ConversationView.objects.filter(created_at__lt=cutoff)
+    old = ReadEvent.objects.filter(created_at__lt=cutoff)
     deleted = 0
     since: datetime | None = None
     while True:
@@ -117,14 +117,14 @@ def view_events_prune(*, older_than_days: int, actor: Actor) -> ViewPruneResult:
         batch = list(page.order_by("created_at").values_list("pk", "created_at")[:PRUNE_BATCH])
         if not batch:
             break
-        deleted += ConversationView.objects.filter(pk__in=[pk for pk, _ in batch]).delete()[0]
+        deleted += ReadEvent.objects.filter(pk__in=[pk for pk, _ in batch]).delete()[0]
         since = batch[-1][1]
     if deleted:
         audit_record(
             actor=actor,
-            action=AuditAction.VIEW_EVENTS_PRUNED,
-            target_type="view_events",
+            action=AuditAction.READ_EVENTS_PRUNED,
+            target_type="view_events",  # as the log has always stored it (AuditAction.READ_EVENTS_PRUNED)
             target_id="all",
             after={"older_than_days": older_than_days, "cutoff": cutoff.isoformat(), "deleted": deleted},
         )
-    return ViewPruneResult(cutoff=cutoff, deleted=deleted)
+    return ReadAuditPruneResult(cutoff=cutoff, deleted=deleted)

@@ -15,7 +15,7 @@ from chats.db_router import replica_lag_tolerated
 from chats.forms import BranchForm, ThreadForm
 from chats.models import Conversation, Message
 from chats.selectors.activity import activity_read
-from chats.selectors.given import given_read
+from chats.selectors.model_inputs import model_inputs_read
 from chats.selectors.threads import FIRST_WINDOW, WINDOW_BYTES, WINDOW_SIZE, Thread
 from chats.services import branches as branch_services
 from chats.services.reads import thread_open
@@ -72,7 +72,7 @@ def thread(request: HttpRequest, uuid: str) -> HttpResponse:
     window = data.window
     context.update(
         {
-            "given": given_read(data),
+            "given": model_inputs_read(data),
             # The no-JavaScript link to the window before this one: after a position, or from the start (on another
             # branch, around its first message: the branch's own message would open around itself).
             "before_params": {"after": window.start - 1 - FIRST_WINDOW}

@@ -15,7 +15,6 @@ from chats.models import (
     AuditEvent,
     ContextArtifactId,
     Conversation,
-    ConversationView,
     Dataset,
     DatasetItem,
     DatasetLine,
@@ -33,6 +32,7 @@ from chats.models import (
     QueueItem,
     QueueRule,
     QueueRuleRun,
+    ReadEvent,
     ReceiptPayload,
     Resolution,
     Review,
@@ -75,7 +75,7 @@ CHANGELIST_QUERIES = {
     "dataset": 4,  # + count, datasets with their creator
     "datasetitem": 4,  # + count, items with dataset and conversation
     "datasetline": 4,  # + count, frozen lines with their dataset
-    "conversationview": 4,  # + count, views with their viewer
+    "readevent": 4,  # + count, views with their viewer
     "exportjob": 4,  # + count, jobs with who asked and their source
     "exportjobpart": 4,  # + count, chunks with their job (sizes, not bytes)
     "queuerulerun": 4,  # + count, runs with their rule and who asked
@@ -110,7 +110,7 @@ CHANGE_PAGE_QUERIES = {
     "dataset": 5,  # its creator, its queues
     "datasetitem": 9,  # its dataset, conversation, queue item, queue, rubric version and lead
     "datasetline": 4,  # its dataset
-    "conversationview": 3,
+    "readevent": 3,
     "exportjob": 4,  # who asked (a person's job: no source, no key)
     "exportjobpart": 4,  # its job
     "queuerulerun": 5,  # its rule, who asked
@@ -144,7 +144,7 @@ MODELS: dict[str, Any] = {
     "dataset": Dataset,
     "datasetitem": DatasetItem,
     "datasetline": DatasetLine,
-    "conversationview": ConversationView,
+    "readevent": ReadEvent,
     "exportjob": ExportJob,
     "exportjobpart": ExportJobPart,
     "queuerulerun": QueueRuleRun,

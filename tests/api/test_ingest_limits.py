@@ -1,5 +1,5 @@
 """The bulk endpoint's item limit is checked in the bytes, before any document is decoded (the counters that check
-it, chats.jsonio's, are tested in tests/test_jsonio.py); and a conversation over a per-conversation limit is refused."""
+it, chats.strict_json's, are tested in tests/test_strict_json.py); and a conversation over a per-conversation limit is refused."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chats import jsonio
+from chats import strict_json
 from chats.models import Conversation, IngestionReceipt
 
 BULK = "/api/v1/ingest/bulk/"
@@ -41,7 +41,7 @@ def no_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(data: str | bytes) -> Any:
         raise AssertionError("a document was decoded before the item limit was checked")
 
-    monkeypatch.setattr(jsonio, "loads", refuse)
+    monkeypatch.setattr(strict_json, "loads", refuse)
 
 
 TOO_MANY = {"path": "", "message": "more than 3 documents: at most 3 per bulk request"}

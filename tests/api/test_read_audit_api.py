@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from chats.models import AuditEvent, Conversation, ConversationView, Source
+from chats.models import AuditEvent, Conversation, ReadEvent, Source
 from tests.factories import make_conversation
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ def conversation(source: Source) -> Conversation:
 
 
 def recorded(conversation: Conversation) -> list[tuple[Any, ...]]:
-    rows = ConversationView.objects.filter(conversation_uuid=conversation.uuid).order_by("id")
+    rows = ReadEvent.objects.filter(conversation_uuid=conversation.uuid).order_by("id")
     return list(rows.values_list("viewer_id", "viewer_name", "via"))
 
 

@@ -16,7 +16,7 @@ from chats.services.export_jobs import export_job_create
 from chats.services.feedback import feedback_submit
 from chats.services.ingestion import conversation_ingest
 from chats.services.queue_rules import rule_create, rule_run_request
-from chats.services.reads import conversation_view_record
+from chats.services.reads import read_event_record
 from chats.services.review import (
     item_lease_next,
     item_resolve,
@@ -127,7 +127,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         rule_run_request(actor=lead, rule=rule)
         export_job_create(actor=reviewer, requested_by=reviewer, format="openai", filters={"source": [source.name]})
         dataset_snapshot_create(actor=lead, name=f"dataset-{n}", queues=[queue], description="<i>untrusted</i>")
-        conversation_view_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
+        read_event_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
         saved_view_create(actor=lead, name=f"view-{n}", query=f"source={source.name}", shared=True)
         ModelCall.objects.create(conversation=chat, form="genai", provider=f"provider-{n}", input_tokens=n)
         audit_chain_verify(actor=CommandActor("verify_audit"))  # and a checkpoint of the chain so far

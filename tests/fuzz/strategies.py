@@ -1,4 +1,4 @@
-"""Hypothesis strategies for fuzzing the parsers: arbitrary JSON values within what ``jsonio.loads`` can return, odd
+"""Hypothesis strategies for fuzzing the parsers: arbitrary JSON values within what ``strict_json.loads`` can return, odd
 strings and huge numbers, and near-valid documents (the real-shaped fixtures of each format with fields mutated:
 wrong types, missing and extra keys, huge and negative numbers, odd unicode with lone surrogates and NUL, deep
 nesting, ids copied elsewhere). The structures built to break links are in the test files that check them."""

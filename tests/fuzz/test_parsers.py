@@ -2,7 +2,7 @@
 document, and whatever parses satisfies the promises of ``chats/formats/canonical.py``.
 
 Entry points: the seven formats' ``parse``, ``detect_format``, ``parse_document`` (detected, and with a format name
-that does not exist), ``apply_message_feedback`` (ChatGPT's thumbs), and ``jsonio.loads``
+that does not exist), ``apply_message_feedback`` (ChatGPT's thumbs), and ``strict_json.loads``
 (the strict decoder every document goes through first, from bytes).
 
 Documents come from three kinds of strategy: arbitrary JSON values; near-valid documents (the real-shaped fixtures
@@ -10,7 +10,7 @@ of each format with fields mutated: wrong types, missing and extra keys, huge an
 with lone surrogates and NUL, deep nesting, ids copied elsewhere); and structures built to break links (cycles,
 duplicate and dangling ids in trees, results answering unknown calls), checked against an independent oracle.
 
-The parsers take what ``jsonio.loads`` returns, so generated values stay within what it can return: integers of
+The parsers take what ``strict_json.loads`` returns, so generated values stay within what it can return: integers of
 at most 4,300 digits, no NaN or infinity, nesting within the decoder's depth.
 """
 
@@ -24,13 +24,13 @@ import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from chats import ingest, jsonio
+from chats import ingest, strict_json
 from chats.formats.canonical import FORMATS, Conversation
 from tests.fuzz.parser_checks import MODULES, PARSERS, exercise
 from tests.fuzz.strategies import SEEDS, json_values, mutated
 
 # Each is called by exercise() or a test of its own (here, in tests/fuzz/test_<format>_parser.py and in
-# tests/fuzz/test_jsonio_decoder.py); the last test keeps this list complete.
+# tests/fuzz/test_strict_json_decoder.py); the last test keeps this list complete.
 FUZZED_ENTRY_POINTS = {
     "openai.parse",
     "chat_document.parse",
@@ -42,7 +42,7 @@ FUZZED_ENTRY_POINTS = {
     "detect_format",
     "parse_document",
     "apply_message_feedback",
-    "jsonio.loads",
+    "strict_json.loads",
 }
 
 
@@ -107,8 +107,8 @@ def test_whatever_the_decoder_accepts_parses_or_fails_with_a_parse_error(templat
     nested = ("[" * depth + "1" + "]" * depth) if kind == "list" else ('{"k":' * depth + "1" + "}" * depth)
     text = template.replace("%s", nested)
     try:
-        document = jsonio.loads(text)
-    except jsonio.NotStrictJson as error:
+        document = strict_json.loads(text)
+    except strict_json.NotStrictJson as error:
         assert "nested too deeply" in str(error)
         return
 
@@ -121,6 +121,6 @@ def test_every_parser_entry_point_is_fuzzed() -> None:
         for name, value in vars(ingest).items()
         if inspect.isfunction(value) and value.__module__ == ingest.__name__ and not name.startswith("_")
     }
-    entry_points = {f"{name}.parse" for name in MODULES} | dispatch | {"apply_message_feedback", "jsonio.loads"}
+    entry_points = {f"{name}.parse" for name in MODULES} | dispatch | {"apply_message_feedback", "strict_json.loads"}
 
     assert entry_points == FUZZED_ENTRY_POINTS

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.test import TestCase, override_settings
 from django.utils import timezone
 
-from chats.models import ApiKey, AuditEvent, Conversation, ConversationView, Feedback, IngestionReceipt, Label, Source
+from chats.models import ApiKey, AuditEvent, Conversation, Feedback, IngestionReceipt, Label, ReadEvent, Source
 from tests.security.audit_paths import (
     FIRST_TURN,
     World,
@@ -193,17 +193,28 @@ def command_prunes_the_payloads_of_old_receipts(w: World) -> list[dict[str, Any]
     return [pruned(w, old.get(), 30, "all", command("prune_receipt_payloads"))]
 
 
-@write_path("command prune_view_events", "service view_events_prune")
-def command_prunes_old_view_events(w: World) -> list[dict[str, Any]]:
+@write_path("command prune_read_audit", "service read_audit_prune")
+def command_prunes_old_read_events(w: World) -> list[dict[str, Any]]:
     old = timezone.now() - timedelta(days=40)
     for via in ("page", "api"):
-        ConversationView.objects.create(conversation_uuid=w.chat.uuid, viewer_name="rita", via=via, created_at=old)
-    ConversationView.objects.create(conversation_uuid=w.chat.uuid, viewer_name="rita", via="page")
-    assert "Deleted 2 view event(s)" in _run("prune_view_events", "--days", "30")
-    assert "Deleted 0 view event(s)" in _run("prune_view_events", "--days", "30")  # nothing left: no event
-    assert ConversationView.objects.count() == 1
+        ReadEvent.objects.create(conversation_uuid=w.chat.uuid, viewer_name="rita", via=via, created_at=old)
+    ReadEvent.objects.create(conversation_uuid=w.chat.uuid, viewer_name="rita", via="page")
+    assert "Deleted 2 read event(s)" in _run("prune_read_audit", "--days", "30")
+    assert "Deleted 0 read event(s)" in _run("prune_read_audit", "--days", "30")  # nothing left: no event
+    assert ReadEvent.objects.count() == 1
     after = {"older_than_days": 30, "cutoff": ANY, "deleted": 2}
-    return [expect("view_events.pruned", command("prune_view_events"), "view_events", "all", after=after)]
+    return [expect("view_events.pruned", command("prune_read_audit"), "view_events", "all", after=after)]
+
+
+@write_path("command prune_view_events", "service read_audit_prune")
+def deprecated_command_name_prunes_as_prune_read_audit(w: World) -> list[dict[str, Any]]:
+    # The old name, kept for one release: the same prune, recorded as the new command.
+    ReadEvent.objects.create(
+        conversation_uuid=w.chat.uuid, viewer_name="rita", via="api", created_at=timezone.now() - timedelta(days=40)
+    )
+    assert "Deleted 1 read event(s)" in _run("prune_view_events", "--days", "30")
+    after = {"older_than_days": 30, "cutoff": ANY, "deleted": 1}
+    return [expect("view_events.pruned", command("prune_read_audit"), "view_events", "all", after=after)]
 
 
 @write_path("command create_demo_admin")

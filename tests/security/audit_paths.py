@@ -399,7 +399,7 @@ UNAUDITED = {
     "chats.exportjobpart",
     "chats.queuerulerun",
     "chats.ingestionreceipt",
-    "chats.conversationview",
+    "chats.readevent",
     "admin.logentry",
     "sessions.session",
 }

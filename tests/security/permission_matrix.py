@@ -47,7 +47,6 @@ from chats.models import (
     AuditEvent,
     ContextArtifactId,
     Conversation,
-    ConversationView,
     Dataset,
     DatasetItem,
     DatasetLine,
@@ -66,6 +65,7 @@ from chats.models import (
     QueueItem,
     QueueRule,
     QueueRuleRun,
+    ReadEvent,
     ReceiptPayload,
     Resolution,
     Review,
@@ -299,7 +299,7 @@ def build_world() -> World:
         "chats.feedbacklabel": FeedbackLabel.objects.get(feedback=feedback),
         "chats.auditevent": AuditEvent.objects.order_by("id").first(),
         "chats.auditcheckpoint": audit_chain_verify(actor=CommandActor("verify_audit"))[1],
-        "chats.conversationview": ConversationView.objects.create(
+        "chats.readevent": ReadEvent.objects.create(
             conversation_uuid=conversation.uuid, viewer_name="rita", via=ViewedVia.PAGE
         ),
         "chats.queue": queue,

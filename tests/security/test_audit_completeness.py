@@ -126,7 +126,7 @@ NOT_WRITES = {
     "GET chats:queue_list": "read",
     "GET chats:queue_detail": "read",
     "GET chats:queue_adjudicate": "read",
-    # The review page records the view, as the thread page does (ConversationView, apart from the audit log).
+    # The review page records the view, as the thread page does (ReadEvent, apart from the audit log).
     "GET chats:queue_item": "read (a view recorded)",
     "admin:index": "read",
     "admin:app_list": "read",

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chats.models import Conversation, ConversationView, Feedback, Source
+from chats.models import Conversation, Feedback, ReadEvent, Source
 from chats.services.feedback import feedback_submit, feedback_update
 from tests import factories
 
@@ -56,7 +56,7 @@ def test_reviewers_do_not_get_the_panel_nor_its_queries(
     assert response.context["activity"] is None
     assert 'id="activity"' not in response.content.decode()
     sql = " ".join(query["sql"] for query in captured.captured_queries)
-    assert "chats_conversationview" not in sql and "chats_auditevent" not in sql
+    assert "chats_readevent" not in sql and "chats_auditevent" not in sql
 
 
 def test_the_panel_shows_the_view_the_feedback_change_with_its_diff_and_the_export_newest_first(
@@ -147,8 +147,8 @@ def test_the_panel_takes_the_same_queries_for_a_short_and_a_long_history(
     feedback, _ = feedback_submit(author=reviewer, conversation=long, score=1, comment="0")
     for number in range(1, 120):
         feedback_update(actor=reviewer, feedback=feedback, score=1, labels=[], comment=str(number), correction="")
-    ConversationView.objects.bulk_create(
-        ConversationView(conversation_uuid=long.uuid, viewer_name=f"reader-{n}", via="page") for n in range(150)
+    ReadEvent.objects.bulk_create(
+        ReadEvent(conversation_uuid=long.uuid, viewer_name=f"reader-{n}", via="page") for n in range(150)
     )
     client = signed_in(auditor)
 

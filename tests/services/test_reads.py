@@ -1,5 +1,5 @@
 """Read audit (chats/services/reads.py): opening a conversation's page is recorded once per window, by person, apart
-from the audit log. (Views pruned: tests/management/commands/test_prune_view_events.py; the thread's Activity panel
+from the audit log. (Views pruned: tests/management/commands/test_prune_read_audit.py; the thread's Activity panel
 that shows them: tests/selectors/test_activity.py; on the API: tests/api/test_read_audit_api.py.)"""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chats.models import AuditEvent, Conversation, ConversationView, Source, ViewedVia
-from chats.services.reads import conversation_view_record
+from chats.models import AuditEvent, Conversation, ReadEvent, Source, ViewedVia
+from chats.services.reads import read_event_record
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def signed_in(user: User) -> Client:
 
 
 def views_of(conversation: Conversation) -> list[tuple[str, str]]:
-    rows = ConversationView.objects.filter(conversation_uuid=conversation.uuid).order_by("id")
+    rows = ReadEvent.objects.filter(conversation_uuid=conversation.uuid).order_by("id")
     return list(rows.values_list("viewer_name", "via"))
 
 
@@ -56,7 +56,7 @@ def test_a_view_is_recorded_once_within_the_window_and_again_after_it(
 
     assert time.monotonic() - first >= 2.9  # not before the window (three seconds from the first view) was over
     assert views_of(conversation) == [("rita", "page"), ("rita", "page")]
-    viewer_ids = ConversationView.objects.values_list("viewer_id", flat=True)
+    viewer_ids = ReadEvent.objects.values_list("viewer_id", flat=True)
     assert set(viewer_ids) == {reviewer.pk}
 
 
@@ -76,17 +76,17 @@ def test_a_repeated_view_costs_no_query_and_a_recorded_one_one_insert(
     reviewer: User, conversation: Conversation, django_assert_num_queries: Any
 ) -> None:
     with django_assert_num_queries(1) as captured:
-        assert conversation_view_record(viewer=reviewer, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
+        assert read_event_record(viewer=reviewer, conversation_uuid=conversation.uuid, via=ViewedVia.PAGE)
     assert captured.captured_queries[0]["sql"].startswith("INSERT")
     with django_assert_num_queries(0):
-        assert not conversation_view_record(viewer=reviewer, conversation_uuid=conversation.uuid, via=ViewedVia.API)
+        assert not read_event_record(viewer=reviewer, conversation_uuid=conversation.uuid, via=ViewedVia.API)
 
 
 def test_nothing_is_recorded_when_read_audit_is_off(settings: Any, reviewer: User, conversation: Conversation) -> None:
     settings.MASTERBRAIN_READ_AUDIT = False
     assert signed_in(reviewer).get(conversation.get_absolute_url()).status_code == 200
     assert APIClient().get(f"/api/v1/conversations/{conversation.uuid}/").status_code in (401, 403)
-    assert not ConversationView.objects.exists()
+    assert not ReadEvent.objects.exists()
 
 
 def test_refused_and_missing_pages_record_no_view(
@@ -95,11 +95,11 @@ def test_refused_and_missing_pages_record_no_view(
     assert signed_in(no_role_user).get(conversation.get_absolute_url()).status_code == 403
     assert Client().get(conversation.get_absolute_url()).status_code == 302
     assert signed_in(reviewer).get("/conversations/00000000-0000-4000-8000-000000000000/").status_code == 404
-    assert not ConversationView.objects.exists()
+    assert not ReadEvent.objects.exists()
 
 
 def test_views_are_not_audit_events(reviewer: User, conversation: Conversation) -> None:
     before = AuditEvent.objects.count()
     signed_in(reviewer).get(conversation.get_absolute_url())
     assert AuditEvent.objects.count() == before
-    assert ConversationView.objects.count() == 1
+    assert ReadEvent.objects.count() == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chats import jsonio
+from chats import strict_json
 from chats.ingest.otel.decoding import json_int
 from chats.storable import parsed_if_storable, unstorable
 
@@ -50,7 +50,7 @@ def json_attribute(value: Any) -> Any:
 def unstorable_json(text: str) -> str:
     """Why JSON text could not be read as a value to store (", it holds ..."), or "" when it is not JSON at all."""
     try:
-        value = jsonio.loads(text)
+        value = strict_json.loads(text)
     except ValueError:
         return ""
     found = unstorable(value)

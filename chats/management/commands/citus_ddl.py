@@ -1,4 +1,4 @@
-"""Print the SQL that distributes this database by conversation with Citus (chats.distribution, docs/SCALING.md)."""
+"""Print the SQL that distributes this database by conversation with Citus (chats.citus_placement, docs/SCALING.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from chats.distribution import citus_ddl
+from chats.citus_placement import citus_ddl
 
 
 class Command(BaseCommand):

@@ -1,46 +1,19 @@
-"""Delete the views recorded before the retention period (read audit, chats.services.reads). Audit events, the
-write log, are never pruned.
-
-Run it daily (cron, a systemd timer). MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS (default 90; 0: keep them forever) is
-the period; `--days N` overrides it for one run (0 with --days: every view up to now).
-"""
+"""Deprecated: the old name of `prune_read_audit`, kept for one release. It warns on stderr and runs
+`prune_read_audit` with the same arguments."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
-
-from chats.services.audit import CommandActor
-from chats.services.reads import view_events_prune
+from chats.management.commands.prune_read_audit import Command as PruneReadAudit
 
 
-class Command(BaseCommand):
-    help = "Delete the view events (who opened a conversation) older than the retention period."
-
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "--days",
-            type=int,
-            help="Delete the views older than this many days (default: MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS; "
-            "0 with --days: every view).",
-        )
+class Command(PruneReadAudit):
+    help = "Deprecated: use prune_read_audit. " + PruneReadAudit.help
 
     def handle(self, *args: Any, **options: Any) -> None:
-        days = options["days"]
-        if days is None:
-            days = settings.MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS
-            if days == 0:
-                self.stdout.write(
-                    "Views are kept forever (MASTERBRAIN_VIEW_EVENT_RETENTION_DAYS is 0): nothing to do. "
-                    "Pass --days N to delete older ones anyway."
-                )
-                return
-        if days < 0:
-            raise CommandError("--days cannot be negative")
-        result = view_events_prune(older_than_days=days, actor=CommandActor("prune_view_events"))
-        self.stdout.write(
-            f"Deleted {result.deleted} view event(s) recorded before {result.cutoff.isoformat()}. "
-            "Audit events are never pruned."
+        self.stderr.write(
+            "Warning: prune_view_events is deprecated and will be removed in the next release; "
+            "run prune_read_audit instead."
         )
+        super().handle(*args, **options)

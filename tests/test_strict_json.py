@@ -1,6 +1,6 @@
-"""The counters that check the bulk endpoint's item limit in the bytes (chats.jsonio) count exactly what the decoder
+"""The counters that check the bulk endpoint's item limit in the bytes (chats.strict_json) count exactly what the decoder
 would find. (The endpoint's side: tests/api/test_ingest_limits.py; the strict decoder is fuzzed in
-tests/fuzz/test_jsonio_decoder.py.)"""
+tests/fuzz/test_strict_json_decoder.py.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chats import jsonio
+from chats import strict_json
 
 # --- counting an array -----------------------------------------------------------------------------------------
 
@@ -33,18 +33,18 @@ from chats import jsonio
     ],
 )
 def test_array_items_are_counted_as_the_decoder_sees_them(body, count):
-    assert jsonio.count_array_items(body, stop_after=100) == count
+    assert strict_json.count_array_items(body, stop_after=100) == count
     if count:
         assert count == len(json.loads(body))
 
 
 @pytest.mark.parametrize("body", [b"{}", b'{"a": [1, 2]}', b'"[1, 2]"', b"12", b"", b"  ", b"null", b"\xff\xfe\xfd"])
 def test_a_body_that_is_not_an_array_has_no_count(body):
-    assert jsonio.count_array_items(body, stop_after=100) is None
+    assert strict_json.count_array_items(body, stop_after=100) is None
 
 
 def test_counting_stops_just_past_the_limit():
-    assert jsonio.count_array_items(b"[1, 2, 3, 4, 5" + b", 6" * 1000, stop_after=2) == 3
+    assert strict_json.count_array_items(b"[1, 2, 3, 4, 5" + b", 6" * 1000, stop_after=2) == 3
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_counting_stops_just_past_the_limit():
     ],
 )
 def test_a_malformed_array_is_counted_up_to_where_it_breaks(body, count):
-    assert jsonio.count_array_items(body, stop_after=100) == count
+    assert strict_json.count_array_items(body, stop_after=100) == count
 
 
 JSON_TEXT = st.text(alphabet=st.sampled_from('",[]{}\\:/ \n\tabé\u2028')) | st.text()
@@ -77,8 +77,8 @@ DUMPS_OPTIONS = st.sampled_from(
 def test_any_json_array_is_counted_exactly(array, options):
     body = json.dumps(array, **options).encode()
 
-    assert jsonio.count_array_items(body, stop_after=10**9) == len(array)
-    assert jsonio.count_array_items(body, stop_after=3) == min(len(array), 4)
+    assert strict_json.count_array_items(body, stop_after=10**9) == len(array)
+    assert strict_json.count_array_items(body, stop_after=3) == min(len(array), 4)
 
 
 # --- counting NDJSON lines -------------------------------------------------------------------------------------
@@ -97,11 +97,11 @@ def test_any_json_array_is_counted_exactly(array, options):
     ],
 )
 def test_lines_are_counted_as_the_endpoint_splits_them(body, count):
-    assert jsonio.count_lines(body, stop_after=100) == count
+    assert strict_json.count_lines(body, stop_after=100) == count
 
 
 def test_counting_lines_stops_just_past_the_limit():
-    assert jsonio.count_lines(b"x\n" * 1_000_000, stop_after=5) == 6
+    assert strict_json.count_lines(b"x\n" * 1_000_000, stop_after=5) == 6
 
 
 @hypothesis.settings(max_examples=300, deadline=None)
@@ -110,4 +110,4 @@ def test_counting_lines_stops_just_past_the_limit():
     | st.lists(st.sampled_from([b"{}", b" ", b"\n", b"\r", b"\r\n", b"\t", b"\x0b", b"x"])).map(b"".join)
 )
 def test_any_body_has_as_many_lines_as_splitlines_finds(body):
-    assert jsonio.count_lines(body, stop_after=10**9) == len([line for line in body.splitlines() if line.strip()])
+    assert strict_json.count_lines(body, stop_after=10**9) == len([line for line in body.splitlines() if line.strip()])

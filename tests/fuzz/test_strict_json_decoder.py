@@ -1,6 +1,6 @@
-"""Fuzzing the strict decoder every document goes through first (chats.jsonio.loads): any bytes decode to strict JSON
+"""Fuzzing the strict decoder every document goes through first (chats.strict_json.loads): any bytes decode to strict JSON
 or a documented error, and whatever it decodes parses or fails with a ParseError. (Its item and line counters:
-tests/test_jsonio.py.)"""
+tests/test_strict_json.py.)"""
 
 from __future__ import annotations
 
@@ -10,23 +10,23 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from chats import jsonio
+from chats import strict_json
 from tests.fuzz.parser_checks import PARSERS, exercise
 from tests.fuzz.strategies import json_values
 
-DOCUMENTED_DECODE_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, jsonio.NotStrictJson)
+DOCUMENTED_DECODE_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, strict_json.NotStrictJson)
 
 
 def check_decoded(data: bytes | str) -> Any:
     """Decode strictly: a value that JSON can hold, or a documented error."""
     try:
-        value = jsonio.loads(data)
+        value = strict_json.loads(data)
     except DOCUMENTED_DECODE_ERRORS as error:
         assert str(error)
         return error
     text = json.dumps(value, allow_nan=False)  # no NaN, no infinity
     # Encoded again, it decodes the same (json's own reading, where "\\ud800\\udc00" is one character).
-    assert jsonio.loads(text) == json.loads(text)
+    assert strict_json.loads(text) == json.loads(text)
     return value
 
 
@@ -74,4 +74,4 @@ def test_corrupted_json_texts_decode_to_strict_json_or_a_documented_error(data: 
 @given(value=json_values)
 def test_json_texts_decode_as_json_reads_them(value: Any) -> None:
     for text in (json.dumps(value), json.dumps(value, ensure_ascii=False)):
-        assert jsonio.loads(text.encode("utf-8", "surrogatepass")) == json.loads(text)
+        assert strict_json.loads(text.encode("utf-8", "surrogatepass")) == json.loads(text)

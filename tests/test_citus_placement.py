@@ -1,4 +1,4 @@
-"""The schema stays distributable by conversation (chats.distribution, docs/SCALING.md): every row under a
+"""The schema stays distributable by conversation (chats.citus_placement, docs/SCALING.md): every row under a
 conversation names it, unique keys include it, no foreign key crosses conversations; and the statements that
 distribute it hold on a populated database and are the ones the documentation shows."""
 
@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.db import IntegrityError, connection, models, transaction
 from django.test.utils import isolate_apps
 
-from chats.distribution import TABLES, Change, Placement, Table, citus_ddl, schema_problems
+from chats.citus_placement import TABLES, Change, Placement, Table, citus_ddl, schema_problems
 from chats.models import Conversation, Lease, Message, Resolution, Review, Source
 from chats.services.datasets import dataset_snapshot_create
 from chats.services.feedback import feedback_submit
@@ -43,7 +43,7 @@ def test_manage_py_check_refuses_a_schema_that_drifts(monkeypatch: pytest.Monkey
 
     monkeypatch.delitem(TABLES, "chats.Label")
     errors = [m for m in checks.run_checks(tags=[checks.Tags.models]) if m.id == "chats.E001"]
-    assert [e.msg for e in errors] == ["chats.Label: not placed in chats.distribution.TABLES"]
+    assert [e.msg for e in errors] == ["chats.Label: not placed in chats.citus_placement.TABLES"]
 
 
 @isolate_apps("chats")
@@ -57,7 +57,7 @@ def test_a_new_table_must_be_placed_and_a_placed_one_must_exist() -> None:
     found = {**_installed(), "chats.Note": Note}
     tables = {**TABLES, "chats.Gone": Table(Placement.LOCAL)}
     assert schema_problems(found, tables) == [
-        "chats.Note: not placed in chats.distribution.TABLES",
+        "chats.Note: not placed in chats.citus_placement.TABLES",
         "chats.Gone: placed, but no such model",
     ]
     assert schema_problems(found, {**TABLES, "chats.Note": Table(Placement.DISTRIBUTED)}) == []

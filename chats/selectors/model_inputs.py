@@ -83,7 +83,7 @@ class KindSetting:
 
 
 @dataclass(frozen=True)
-class Given:
+class ModelInputs:
     conversation: Conversation
     model_name: str
     model_settings: dict[str, Any]  # the model object's keys but its name ({} for a plain name)
@@ -217,7 +217,7 @@ def _kinds(context: Any) -> tuple[list[KindSetting], dict[str, Any]]:
     return kinds, other
 
 
-def given_read(thread: Thread) -> Given:
+def model_inputs_read(thread: Thread) -> ModelInputs:
     """The panel of ``thread``'s conversation, in four queries whatever the thread's size."""
     conversation = thread.conversation
     context_ids = list(ContextArtifactId.objects.filter(conversation=conversation).order_by("id"))
@@ -246,7 +246,7 @@ def given_read(thread: Thread) -> Given:
     offers, called_not_offered = _tool_offers(conversation, called_names)
     kinds, other_context = _kinds(conversation.injection_context)
     metadata = conversation.metadata if isinstance(conversation.metadata, dict) else {}
-    return Given(
+    return ModelInputs(
         conversation=conversation,
         model_name=model_name,
         model_settings=settings,

@@ -131,7 +131,7 @@ TABLES: dict[str, Table] = {
     "chats.ApiKeyDailyUsage": Table(L),
     "chats.AuditEvent": Table(L),
     "chats.AuditCheckpoint": Table(L),
-    "chats.ConversationView": Table(L),
+    "chats.ReadEvent": Table(L),
     "sessions.Session": Table(L),
     "admin.LogEntry": Table(L),
     "axes.AccessAttempt": Table(L),
@@ -191,7 +191,7 @@ def schema_problems(
     (TABLES unless given) says; empty when nothing does."""
     found = _models() if found is None else found
     tables = TABLES if tables is None else tables
-    problems = [f"{label}: not placed in chats.distribution.TABLES" for label in sorted(set(found) - set(tables))]
+    problems = [f"{label}: not placed in chats.citus_placement.TABLES" for label in sorted(set(found) - set(tables))]
     problems += [f"{label}: placed, but no such model" for label in sorted(set(tables) - set(found))]
     for label, model in sorted(found.items()):
         table = tables.get(label)

@@ -1,4 +1,4 @@
-"""The thread page's "Given to the model" panel (issue 14 §2), read by chats/selectors/given.py: the Done-when
+"""The thread page's "Given to the model" panel (issue 14 §2), read by chats/selectors/model_inputs.py: the Done-when
 document of issue 14 (seed 001 grown: one permitted protocol injection, a record injected while records are disabled,
 an unlisted discussion, a context id never used), ingested through the API, with its model settings, times, scenario,
 tools offered and prompts.
