@@ -128,15 +128,17 @@ def _term_within(
     """Which of ``ids`` have ``term``: the probe's answer when it read them all, else read for those alone."""
     if found is not None and found.complete:
         return found.ids & ids
+    scope, params = queryset.order_by().values("id").query.sql_with_params()
     with connections[queryset.db].cursor() as cursor:
         cursor.execute(
-            """
+            f"""
             SELECT m.conversation_id FROM chats_message m
-            WHERE m.conversation_id = ANY(%s) AND m.search_vector @@ %s::tsquery
+            WHERE m.conversation_id = ANY(%s) AND m.search_vector @@ %s::tsquery AND m.conversation_id IN ({scope})
             UNION
-            SELECT c.id FROM chats_conversation c WHERE c.id = ANY(%s) AND c.title_vector @@ %s::tsquery
+            SELECT c.id FROM chats_conversation c
+            WHERE c.id = ANY(%s) AND c.title_vector @@ %s::tsquery AND c.id IN ({scope})
             """,
-            [list(ids), term.query, list(ids), term.query],
+            [list(ids), term.query, *params, list(ids), term.query, *params],
         )
         return frozenset(row[0] for row in cursor.fetchall())
 

@@ -327,7 +327,8 @@ def test_the_search_probe_counts_only_the_callers_conversations(site: dict[str, 
     client = _client("source", site)
     with CaptureQueriesContext(connection) as queries:
         assert client.get("/api/v1/conversations/", {"q": "annealing"}).status_code == 200
-    searching = [query["sql"] for query in queries.captured_queries if "websearch_to_tsquery" in query["sql"]]
+    # Every statement that reads the vectors (the words' probes, and the list that reads the matches) is scoped.
+    searching = [query["sql"] for query in queries.captured_queries if "_vector @@" in query["sql"]]
     assert searching
     alpha = Source.objects.get(name="alpha")
     for sql in searching:
