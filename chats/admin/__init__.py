@@ -19,6 +19,7 @@ Where things live (importing this package registers every admin):
   read-only;
 - ``jobs``: export jobs, their results' chunks and queue-rule runs, read-only;
 - ``saved_views``: saved views of the conversation list, read-only;
+- ``trends``: the Trends page's daily rollups, read-only (derived, rebuilt by their service);
 - ``users``: users, groups and the admin's own password change, audited;
 - ``signin``: failed sign-ins (django-axes' records) and unlocking a user name, audited.
 
@@ -35,6 +36,7 @@ from chats.admin import (
     saved_views,
     signin,
     sources,
+    trends,
     users,
 )
 from chats.admin.base import AuditedModelAdmin, ReadOnlyAdmin
@@ -51,5 +53,6 @@ __all__ = [
     "saved_views",
     "signin",
     "sources",
+    "trends",
     "users",
 ]

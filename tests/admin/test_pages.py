@@ -40,6 +40,9 @@ from chats.models import (
     SavedView,
     Source,
     ToolCall,
+    TrendDay,
+    TrendMember,
+    TrendTally,
 )
 from chats.services.ingestion import conversation_ingest
 from chats.services.review import conversation_set_review_status
@@ -79,6 +82,9 @@ CHANGELIST_QUERIES = {
     "exportjob": 4,  # + count, jobs with who asked and their source
     "exportjobpart": 4,  # + count, chunks with their job (sizes, not bytes)
     "queuerulerun": 4,  # + count, runs with their rule and who asked
+    "trendday": 4,  # + count, rows with their source
+    "trendtally": 4,  # + count, rows with their source
+    "trendmember": 4,  # + count, rows
     "savedview": 4,  # + count, views with their owner
     "modelcall": 6,  # + forms and providers (filters), count, calls with their conversation
 }
@@ -114,6 +120,9 @@ CHANGE_PAGE_QUERIES = {
     "exportjob": 4,  # who asked (a person's job: no source, no key)
     "exportjobpart": 4,  # its job
     "queuerulerun": 5,  # its rule, who asked
+    "trendday": 4,  # its source
+    "trendtally": 4,  # its source
+    "trendmember": 3,
     "savedview": 4,  # its owner
     "modelcall": 4,  # its message (the raw-id label)
 }
@@ -150,6 +159,9 @@ MODELS: dict[str, Any] = {
     "queuerulerun": QueueRuleRun,
     "savedview": SavedView,
     "modelcall": ModelCall,
+    "trendday": TrendDay,
+    "trendtally": TrendTally,
+    "trendmember": TrendMember,
 }
 
 

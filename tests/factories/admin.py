@@ -26,6 +26,7 @@ from chats.services.review import (
 )
 from chats.services.saved_views import saved_view_create
 from chats.services.sources import api_key_create, source_get_or_create
+from chats.services.trend_rollups import trends_rollup_all
 from chats.throttling import ingest_quota_charge
 
 PROTOCOL_ID = "airalogy.id.lab.demo.project.pcr.protocol.pcr_basics.v.0.0.1"
@@ -130,6 +131,7 @@ def world(count: int, reviewer: User) -> dict[str, Any]:
         read_event_record(viewer=reviewer, conversation_uuid=chat.uuid, via=ViewedVia.PAGE)
         saved_view_create(actor=lead, name=f"view-{n}", query=f"source={source.name}", shared=True)
         ModelCall.objects.create(conversation=chat, form="genai", provider=f"provider-{n}", input_tokens=n)
+        trends_rollup_all()  # the Trends rollups, as the ingestions' post-commit step would have kept them
         audit_chain_verify(actor=CommandActor("verify_audit"))  # and a checkpoint of the chain so far
         made["sources"].append(source)
         made["conversations"].append(chat)

@@ -73,6 +73,9 @@ from chats.models import (
     SavedView,
     Source,
     ToolCall,
+    TrendDay,
+    TrendMember,
+    TrendTally,
     ViewedVia,
 )
 from chats.services.audit import CommandActor
@@ -90,6 +93,7 @@ from chats.services.review import (
 )
 from chats.services.saved_views import saved_view_create
 from chats.services.sources import api_key_create
+from chats.services.trend_rollups import trends_rollup_all
 from chats.throttling import ingest_quota_charge
 from tests.factories import last_assistant, make_conversation, make_labels, make_record_qa
 
@@ -281,6 +285,7 @@ def build_world() -> World:
     spare_group = Group.objects.create(name="Spare role")
     saved_view = saved_view_create(actor=reviewer, name="Thumbs down", query="score=-1")
     model_call = ModelCall.objects.create(conversation=conversation, message=message, form="genai", provider="openai")
+    trends_rollup_all()  # the Trends rollups, as the ingestions' post-commit step keeps them
     found: dict[str, Model | None] = {
         "auth.user": leaver,
         "auth.group": spare_group,
@@ -317,6 +322,9 @@ def build_world() -> World:
         "chats.queuerulerun": rule_run,
         "chats.savedview": saved_view,
         "chats.modelcall": model_call,
+        "chats.trendday": TrendDay.objects.order_by("id").first(),
+        "chats.trendtally": TrendTally.objects.order_by("id").first(),
+        "chats.trendmember": TrendMember.objects.order_by("conversation_id").first(),
         "axes.accessattempt": AccessAttempt.objects.create(
             username="oscar", ip_address="192.0.2.1", user_agent="a browser", failures_since_start=5
         ),

@@ -62,6 +62,13 @@ def world(reviewer: User, admin_user: User, source: Source, ingest_key: str, tmp
 
 
 NOT_WRITES = {
+    # The Trends rollups are derived from stored rows (rebuilt, never edited): rebuilding them changes no audited
+    # state, as the search vectors built with the messages do not.
+    "command rollup_trends": "rebuilds derived rollups",
+    "service rollup_keys": "rebuilds derived rollups",
+    "service trends_rollup": "rebuilds derived rollups",
+    "service trends_rollup_soon": "schedules the rollups' rebuild after the write commits",
+    "service trends_rollup_all": "rebuilds derived rollups",
     # Ingestion's steps that write nothing themselves: checking and parsing, finding the conversation, reading
     # what is stored, and building the rows and the event that conversation_store and the bulk writer save.
     "service document_prepare": "parses",
