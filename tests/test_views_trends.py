@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from chats.models import (
     Conversation,
@@ -295,3 +296,33 @@ def test_the_page_reads_the_same_number_of_queries_with_reviews_at_two_sizes(
     with django_assert_num_queries(len(small.captured_queries)):  # type: ignore[operator]
         body = client.get(url).content.decode()
     assert "other queues with reviews not shown" in body
+
+
+def test_reviewed_by_through_the_api_counts_what_the_caller_may_know(
+    reviewer: User, other_reviewer: User, source: Source, ingest_client: APIClient
+) -> None:
+    lead = make_lead()
+    _team(source, reviewer, other_reviewer, lead)
+
+    def count(client: APIClient) -> int:
+        response = client.get("/api/v1/conversations/", {"reviewed_by": "oscar", "page_size": "100"})
+        assert response.status_code == 200
+        return len(response.json()["results"])
+
+    as_lead, as_reviewer = APIClient(), APIClient()
+    as_lead.force_login(lead)
+    as_reviewer.force_login(reviewer)
+    assert (count(as_lead), count(as_reviewer), count(ingest_client)) == (6, 4, 0)
+    refused = as_reviewer.get("/api/v1/conversations/", {"reviewed_from": "yesterday"})
+    assert refused.status_code == 400
+    assert "reviewed_from" in refused.content.decode()
+
+
+def test_the_reviewed_filters_show_as_chips(client: Client, reviewer: User) -> None:
+    body = (
+        _signed_in(client, reviewer)
+        .get(reverse("chats:conversation_list"), {"reviewed_by": "oscar", "reviewed_from": "2026-01-05"})
+        .content.decode()
+    )
+    assert "<span>Reviewed by: oscar</span>" in body
+    assert "<span>Reviewed from: 2026-01-05</span>" in body
