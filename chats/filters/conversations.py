@@ -13,6 +13,7 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.contrib.auth.models import User
 from django.db import connection, models
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -30,11 +31,15 @@ from chats.models import (
     InputFormat,
     Label,
     Message,
+    Queue,
+    Review,
+    ReviewState,
     ReviewStatus,
     Score,
     Source,
     ToolCall,
 )
+from chats.roles import request_roles
 from chats.selectors.filter_choices import offered_choices
 from chats.selectors.search import BoundedCount, full_text_matches
 from chats.storable import pointer_token, unstorable
@@ -83,10 +88,25 @@ def warned_conversation_ids(kind: str) -> list[QuerySet[Any]]:
     raise ValueError(f"not a warning kind: {kind}")
 
 
+def submitted_reviews_seen(request: Any) -> QuerySet[Review]:
+    """The submitted reviews whose reviewer a request's caller may know of: every one for leads and auditors (and
+    without a request: a command, a lead's queue rule), those of the queues they work for for the other people, none
+    for a source's key."""
+    reviews = Review.objects.filter(state=ReviewState.SUBMITTED)
+    if request is None:
+        return reviews
+    user = getattr(request, "user", None)
+    if not isinstance(user, User):
+        return reviews.none()
+    if request_roles(request).can_oversee:
+        return reviews
+    return reviews.filter(item__queue__in=Queue.objects.filter(members=user))
+
+
 class ConversationFilter(django_filters.FilterSet):
     """Query parameters: source, model, user, date_from, date_to, format, role, has_tool_calls, tool_name,
     artifact_id, artifact_kind, policy, workflow, has_warnings, feedback_origin, model_setting, status, score, label,
-    q."""
+    reviewed_by, reviewed_from, reviewed_to, q."""
 
     source = django_filters.ModelChoiceFilter(
         queryset=Source.objects.all(), to_field_name="name", label="Source", empty_label="Any source"
@@ -188,6 +208,28 @@ class ConversationFilter(django_filters.FilterSet):
         label="Feedback label",
         empty_label="Any label",
     )
+    # The Trends page's team review: conversations with a review submitted by this reviewer (user name, exactly)
+    # between these days (UTC, inclusive), all three read together as one condition on the same review (filter_queryset).
+    reviewed_by = django_filters.CharFilter(
+        method="filter_reviewed",
+        label="Reviewed by",
+        help_text=(
+            "A reviewer's user name, exactly: conversations with a review they submitted (in reviewed_from to "
+            "reviewed_to when given). A reviewer counts only the reviews of the queues they work for."
+        ),
+    )
+    reviewed_from = django_filters.DateFilter(
+        method="filter_reviewed",
+        label="Reviewed from",
+        help_text="Conversations with a review submitted on or after this day (UTC), by reviewed_by when given.",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    reviewed_to = django_filters.DateFilter(
+        method="filter_reviewed",
+        label="Reviewed to",
+        help_text="Conversations with a review submitted on or before this day (UTC), by reviewed_by when given.",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
     q = SearchFilter(method="filter_search", label="Search message text")
     # Model calls reported by instrumented applications (OpenTelemetry): chats/model_calls.py.
     provider = django_filters.CharFilter(method=model_calls.filter_provider, label="Model provider")
@@ -236,6 +278,25 @@ class ConversationFilter(django_filters.FilterSet):
         if value >= dt.date.max:
             return queryset
         return queryset.filter(last_activity_at__lt=start_of(value + dt.timedelta(days=1)))
+
+    def filter_reviewed(self, queryset: QuerySet[Conversation], name: str, value: Any) -> QuerySet[Conversation]:
+        return queryset  # read together in filter_queryset: one review must match all three
+
+    def filter_queryset(self, queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
+        # The review condition first, so that a search counts its matches among these conversations.
+        cleaned = self.form.cleaned_data
+        reviewer, since, until = cleaned.get("reviewed_by"), cleaned.get("reviewed_from"), cleaned.get("reviewed_to")
+        if reviewer or since or until:
+            reviews = submitted_reviews_seen(self.request)
+            if reviewer:
+                reviews = reviews.filter(reviewer__username=reviewer)
+            if since:
+                reviews = reviews.filter(submitted_at__gte=start_of(since))
+            if until and until < dt.date.max:
+                reviews = reviews.filter(submitted_at__lt=start_of(until + dt.timedelta(days=1)))
+            queryset = queryset.filter(id__in=reviews.values("conversation_id"))
+        result: QuerySet[Conversation] = super().filter_queryset(queryset)
+        return result
 
     def filter_role(self, queryset: QuerySet[Conversation], name: str, value: str) -> QuerySet[Conversation]:
         return queryset.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"), role=value)))

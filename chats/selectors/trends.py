@@ -5,7 +5,7 @@ point links to the conversations behind it.
 A conversation falls in the bucket of its last activity (the list's date_from/date_to read the same column). The
 conversation figures read the daily rollups (chats.models.trends, kept by chats.services.trend_rollups after every
 ingestion and feedback write), two grouped queries over a few rows per day whatever the range holds; the team's
-reviews are read from the reviews themselves.
+reviews (conversations reviewed per reviewer, agreement per queue) are read from the reviews themselves.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any, Literal
 from django.db.models import Count, F, QuerySet, Sum
 from django.db.models.functions import TruncDate, TruncWeek
 
-from chats.models import Review, ReviewState, Score, TrendDay, TrendFigure, TrendTally
+from chats.models import Review, ReviewState, RubricVersion, Score, TrendDay, TrendFigure, TrendTally
+from chats.review.rubric_agreement import QuestionGroup, rubric_agreement
 
 Bucket = Literal["day", "week"]
 # The most series a chart draws (the busiest ones); the table says how many were left out.
@@ -287,25 +288,90 @@ def violations(span: Range, tallies: dict[str, dict[tuple[str, dt.date], int]]) 
 @dataclass(frozen=True)
 class ReviewerWeek:
     reviewer: str
-    counts: list[int]
+    counts: list[int]  # conversations with a review they submitted, per bucket: what each count's link lists
+    reviews: list[int]  # the reviews themselves (more when a conversation is an item of several queues)
 
 
-def team_review(span: Range) -> list[ReviewerWeek]:
-    """Reviews submitted per reviewer, per bucket of submission. One grouped query."""
+def team_review(span: Range, reviews_seen: QuerySet[Review]) -> list[ReviewerWeek]:
+    """Conversations reviewed per reviewer, per bucket of submission, among ``reviews_seen`` (the submitted reviews
+    the caller may know of: chats.filters.conversations.submitted_reviews_seen, which the list's reviewed_by reads
+    too). One grouped query."""
     since, until = span.bounds()
-    counts: dict[str, dict[dt.date, int]] = defaultdict(dict)
+    counts: dict[str, dict[dt.date, tuple[int, int]]] = defaultdict(dict)
     for row in (
-        Review.objects.filter(state=ReviewState.SUBMITTED, submitted_at__gte=since, submitted_at__lt=until)
+        reviews_seen.filter(submitted_at__gte=since, submitted_at__lt=until)
         .annotate(start=_truncated("submitted_at", span.bucket))
         .values("start", "reviewer__username")
-        .annotate(n=Count("id"))
+        .annotate(conversations=Count("conversation", distinct=True), n=Count("id"))
         .order_by()
     ):
-        counts[row["reviewer__username"]][_day(row["start"])] = row["n"]
+        counts[row["reviewer__username"]][_day(row["start"])] = (row["conversations"], row["n"])
     return [
-        ReviewerWeek(name, [counts[name].get(start, 0) for start in span.starts])
-        for name in sorted(counts, key=lambda name: (-sum(counts[name].values()), name))
+        ReviewerWeek(
+            name,
+            [counts[name].get(start, (0, 0))[0] for start in span.starts],
+            [counts[name].get(start, (0, 0))[1] for start in span.starts],
+        )
+        for name in sorted(counts, key=lambda name: (-sum(pair[1] for pair in counts[name].values()), name))
     ]
+
+
+# The most queues whose agreement the page shows (those with the most reviews submitted in the range): three
+# queries whatever the number of queues or reviews.
+AGREEMENT_QUEUES = 6
+
+
+@dataclass(frozen=True)
+class QueueAgreement:
+    queue_id: int
+    name: str
+    reviews: int  # submitted in the range
+    questions: list[QuestionGroup]  # the queue page's figures (chats.review.rubric_agreement), over those reviews
+
+
+def queue_agreements(span: Range, reviews_seen: QuerySet[Review]) -> tuple[list[QueueAgreement], int]:
+    """Agreement per question of the AGREEMENT_QUEUES queues with the most reviews submitted in the range, over
+    those reviews (an item counts when two of its reviews were submitted in the range), and how many other queues
+    had reviews. The figures are the queue page's own (rubric_agreement, as queue_agreement calls it); three
+    queries: the queues, their rubric versions, their reviews."""
+    since, until = span.bounds()
+    submitted = reviews_seen.filter(submitted_at__gte=since, submitted_at__lt=until)
+    ranked = list(
+        submitted.values("item__queue_id", "item__queue__name")
+        .annotate(n=Count("id"))
+        .order_by("-n", "item__queue__name", "item__queue_id")
+    )
+    if not ranked:
+        return [], 0
+    busiest = ranked[:AGREEMENT_QUEUES]
+    ids = [row["item__queue_id"] for row in busiest]
+    versions: dict[int, dict[int, Any]] = defaultdict(dict)
+    for queue_id, version, questions in RubricVersion.objects.filter(queue_id__in=ids).values_list(
+        "queue_id", "version", "questions"
+    ):
+        versions[queue_id][version] = questions
+    answers: dict[int, list[tuple[Any, Any, int, Any]]] = defaultdict(list)
+    for queue_id, item_id, reviewer, version, given in (
+        submitted.filter(item__queue_id__in=ids)
+        .values_list("item__queue_id", "item_id", "reviewer__username", "rubric_version__version", "answers")
+        .order_by()
+        .iterator(chunk_size=2000)
+    ):
+        answers[queue_id].append((item_id, reviewer, version, given))
+    found = [
+        QueueAgreement(
+            row["item__queue_id"],
+            row["item__queue__name"],
+            row["n"],
+            rubric_agreement(
+                versions[row["item__queue_id"]],
+                answers[row["item__queue_id"]],
+                current=max(versions[row["item__queue_id"]], default=0),
+            ),
+        )
+        for row in busiest
+    ]
+    return found, len(ranked) - len(busiest)
 
 
 # ---- Two cohorts
@@ -385,11 +451,24 @@ class Trends:
     span: Range
     figures: list[Figure]
     reviewers: list[ReviewerWeek]
+    agreements: list[QueueAgreement] | None  # None: not for this caller (leads and auditors see agreement)
+    agreements_omitted: int
     comparison: Comparison | None
     models: list[str]  # the models of the range, busiest first (the cohort choices)
 
 
-def trends_read(span: Range, *, cohort_a: str = "", cohort_b: str = "") -> Trends:
+def trends_read(
+    span: Range,
+    *,
+    reviews_seen: QuerySet[Review] | None = None,
+    agreement: bool = False,
+    cohort_a: str = "",
+    cohort_b: str = "",
+) -> Trends:
+    """The page's figures; ``reviews_seen``: the submitted reviews the caller may know of (every one without it);
+    ``agreement``: with agreement per queue (for those who see everyone's answers)."""
+    if reviews_seen is None:
+        reviews_seen = Review.objects.filter(state=ReviewState.SUBMITTED)
     sources, models, _by_source, by_model = volume(span)
     model_totals: dict[str, int] = defaultdict(int)
     for (name, _start), value in by_model.items():
@@ -401,4 +480,5 @@ def trends_read(span: Range, *, cohort_a: str = "", cohort_b: str = "") -> Trend
     comparison = cohorts(span, cohort_a, cohort_b) if cohort_a and cohort_b else None
     tallies = _tallies(span)
     figures = [sources, models, *feedback(span), *tool_health(span, tallies), violations(span, tallies)]
-    return Trends(span, figures, team_review(span), comparison, model_names)
+    agreements, omitted = queue_agreements(span, reviews_seen) if agreement else (None, 0)
+    return Trends(span, figures, team_review(span, reviews_seen), agreements, omitted, comparison, model_names)

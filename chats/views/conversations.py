@@ -54,7 +54,7 @@ def _list_chips(filterset: ConversationFilter, list_query: str) -> list[dict[str
 def conversation_list(request: HttpRequest) -> HttpResponse:
     # A person reads every source's conversations (API keys are the ones scoped to a source).
     conversations = Conversation.objects.all()
-    filterset = ConversationFilter(request.GET or None, queryset=list_columns(conversations))
+    filterset = ConversationFilter(request.GET or None, queryset=list_columns(conversations), request=request)
     filterset.offer_cached_choices()
     oldest_first, after, before = ListPageForm(request.GET).values()
     valid = not filterset.is_bound or filterset.is_valid()
@@ -110,7 +110,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
 @reviewer_page()
 def next_unreviewed(request: HttpRequest) -> HttpResponse:
     """The next conversation of the queue (the list with its current filters) that is not reviewed yet."""
-    filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.all())
+    filterset = ConversationFilter(request.GET or None, queryset=Conversation.objects.all(), request=request)
     current = None
     queue = QueueForm(request.GET)
     if queue.is_valid() and queue.cleaned_data["from_"]:  # none, or a malformed one: start from the top

@@ -20,10 +20,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from chats.errors import InvalidInput
+from chats.filters.conversations import submitted_reviews_seen
 from chats.integers import require_int
+from chats.review.agreement import MIN_ITEMS
 from chats.selectors.trends import Bucket, Figure, Range, Trends, aligned_range, trends_read
 from chats.storable import unstorable
-from chats.views.common import reviewer_page
+from chats.views.common import reviewer_page, roles_of
 
 # How many buckets a page shows at most, and by default.
 MAX_PERIODS = {"day": 92, "week": 104}
@@ -72,6 +74,12 @@ def trends_range(data: Any, today: dt.date) -> tuple[Range, dict[str, str]]:
 def list_url(filters: dict[str, str], first: dt.date, last: dt.date) -> str:
     """The conversation list of exactly these conversations: the filters, over the days first to last."""
     query = {**filters, "date_from": first.isoformat(), "date_to": last.isoformat()}
+    return f"{reverse('chats:conversation_list')}?{urlencode(query)}"
+
+
+def reviewed_list_url(reviewer: str, first: dt.date, last: dt.date) -> str:
+    """The conversation list of the conversations ``reviewer`` submitted a review of, from ``first`` to ``last``."""
+    query = {"reviewed_by": reviewer, "reviewed_from": first.isoformat(), "reviewed_to": last.isoformat()}
     return f"{reverse('chats:conversation_list')}?{urlencode(query)}"
 
 
@@ -172,7 +180,29 @@ def trends(request: HttpRequest) -> HttpResponse:
     except InvalidInput as invalid:
         context = {"errors": invalid.errors, "form": TrendsForm(request.GET), "active_nav": "trends"}
         return render(request, "chats/trends.html", context, status=400, using="jinja2")
-    data: Trends = trends_read(span, cohort_a=cohort["a"], cohort_b=cohort["b"])
+    data: Trends = trends_read(
+        span,
+        reviews_seen=submitted_reviews_seen(request),
+        agreement=roles_of(request).can_oversee,
+        cohort_a=cohort["a"],
+        cohort_b=cohort["b"],
+    )
+    reviewer_rows = [
+        {
+            "name": reviewer.reviewer,
+            "cells": [
+                {
+                    "count": count,
+                    "reviews": reviews,
+                    "href": reviewed_list_url(reviewer.reviewer, start, span.bucket_last(start)) if count else None,
+                    "label": f"{reviewer.reviewer}, {bucket_label(span, start)}: {count} conversation"
+                    f"{'s' if count != 1 else ''} reviewed" + (f" ({reviews} reviews)" if reviews != count else ""),
+                }
+                for start, count, reviews in zip(span.starts, reviewer.counts, reviewer.reviews, strict=True)
+            ],
+        }
+        for reviewer in data.reviewers
+    ]
     charts = [{"figure": figure, "layout": chart_layout(figure, span)} for figure in data.figures]
     comparison = data.comparison
     cohort_links = {}
@@ -195,6 +225,8 @@ def trends(request: HttpRequest) -> HttpResponse:
         "form": form,
         "comparison": comparison,
         "cohort_links": cohort_links,
+        "reviewer_rows": reviewer_rows,
+        "agreement_min_items": MIN_ITEMS,
         "review_heads": [bucket_label(span, start) for start in span.starts],
         "active_nav": "trends",
         "errors": [],
