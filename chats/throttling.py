@@ -50,7 +50,7 @@ class IngestRateThrottle(SimpleRateThrottle):
         # whatever X-Forwarded-For a client sends.
         return client_address(request) or "unknown"
 
-    def get_cache_key(self, request: Request, view: Any) -> str | None:
+    def get_cache_key(self, request: Request, view: object) -> str | None:
         key = request.auth
         ident = f"key:{key.pk}" if isinstance(key, ApiKey) else f"address:{self.get_ident(request)}"
         return self.cache_format % {"scope": self.scope, "ident": ident}
@@ -179,7 +179,7 @@ def sign_in_username(request: HttpRequest, credentials: Mapping[str, Any] | None
 
 
 def sign_in_locked_response(
-    request: HttpRequest, original_response: HttpResponse | None = None, credentials: Any = None
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: object = None
 ) -> HttpResponse:
     """What a locked-out sign-in answers (django-axes' AXES_LOCKOUT_CALLABLE): the sign-in page as the view drew
     it, its form saying why (see chats/forms.py), with status 429 and Retry-After; plain text otherwise."""

@@ -31,7 +31,7 @@ def export_record(
     format: str,
     filters: dict[str, Any],
     count: int | None = None,
-    conversation_uuid: Any = None,
+    conversation_uuid: object = None,
 ) -> None:
     audit_record(
         actor=actor,
