@@ -19,7 +19,6 @@ import math
 import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
 
 from axes.helpers import get_cool_off, get_lockout_message
 from django.conf import settings
@@ -171,7 +170,7 @@ def normalize_username(name: str) -> str:
     return unicodedata.normalize("NFKC", name).strip().lower()[:255]
 
 
-def sign_in_username(request: HttpRequest, credentials: Mapping[str, Any] | None = None) -> str | None:
+def sign_in_username(request: HttpRequest, credentials: Mapping[str, object] | None = None) -> str | None:
     """The user name an attempt counts under (django-axes' AXES_USERNAME_CALLABLE): from the credentials the
     sign-in passed to authenticate(), else from the posted form."""
     raw = credentials.get("username") if credentials else request.POST.get("username")

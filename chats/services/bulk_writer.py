@@ -111,7 +111,7 @@ class _Item:
 def conversations_ingest_bulk(
     *,
     source: Source,
-    documents: Sequence[Any],
+    documents: Sequence[object],
     format: str | None = None,
     api_key: ApiKey | None = None,
     contents: Sequence[bytes | None] | None = None,
@@ -151,7 +151,7 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 def _ingest(
     sender: Sender,
-    documents: Sequence[Any],
+    documents: Sequence[object],
     format: str | None,
     contents: Sequence[bytes | None] | None,
     queued: Sequence[IngestionReceipt] | None,
