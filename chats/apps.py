@@ -1,5 +1,3 @@
-from typing import Any
-
 from django.apps import AppConfig
 from django.core import checks
 from django.db.models.signals import post_migrate
@@ -34,7 +32,7 @@ class ChatsConfig(AppConfig):
         # `manage.py check` (and so every test run and deployment) refuses a schema that could no longer be
         # distributed by conversation (docs/SCALING.md).
         @checks.register(checks.Tags.models)
-        def distributable(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+        def distributable(app_configs: object = None, **kwargs: object) -> list[checks.CheckMessage]:
             return [checks.Error(problem, id="chats.E001") for problem in schema_problems()]
 
         # Before any URLconf is read: the pages' and the API's artifact URLs use it.

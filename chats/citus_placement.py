@@ -166,7 +166,7 @@ def _column(model: type[models.Model], name: str) -> str:
     return str(field.column)
 
 
-def _field_refs(expression: Any) -> Iterator[str]:
+def _field_refs(expression: object) -> Iterator[str]:
     if isinstance(expression, models.F):
         yield str(getattr(expression, "name"))  # noqa: B009  (F's name is untyped in the stubs)
     for source in getattr(expression, "get_source_expressions", list)():

@@ -44,7 +44,7 @@ def line_diff(old: Sequence[str], new: Sequence[str], *, context: int = 3) -> Li
     return LineDiff(lines=lines, truncated=truncated)
 
 
-def pretty_json(value: Any) -> str:
+def pretty_json(value: object) -> str:
     """Indented with sorted keys, one value per line, for a line diff; a value nested too deep for Python's
     indenting encoder (ingest stores whatever the C decoder reads) is compared as one compact line."""
     try:
@@ -53,7 +53,7 @@ def pretty_json(value: Any) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def json_line_diff(old: Any, new: Any) -> LineDiff:
+def json_line_diff(old: object, new: object) -> LineDiff:
     """A line diff of two JSON values pretty-printed (sorted keys, so that only real changes show)."""
     return line_diff(pretty_json(old).splitlines(), pretty_json(new).splitlines())
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 
 from chats.integers import parse_int
@@ -16,7 +14,7 @@ class IntegerFormField(forms.IntegerField):
 
     default_error_messages = {"invalid": "Enter a whole number in ASCII digits."}
 
-    def to_python(self, value: Any) -> int | None:
+    def to_python(self, value: object) -> int | None:
         if value in self.empty_values:
             return None
         number = parse_int(value)

@@ -41,7 +41,7 @@ class Template(jinja2.Template):
     not its includes, and nothing is sent (nor copied) while no one listens.
     """
 
-    def render(self, *args: Any, **kwargs: Any) -> str:
+    def render(self, *args: object, **kwargs: object) -> str:
         if template_rendered.receivers:
             template_rendered.send(sender=self, template=self, context=dict(*args, **kwargs))
         return super().render(*args, **kwargs)

@@ -150,7 +150,7 @@ def render_markdown(text: str) -> SafeString:
 TOO_DEEP = "(nested too deeply to show)"
 
 
-def pretty_json(value: Any) -> str:
+def pretty_json(value: object) -> str:
     """A value as indented JSON text (to be escaped by the template).
 
     Indenting runs Python's encoder, which recurses once per level; ingest stores whatever the C decoder reads

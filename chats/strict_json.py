@@ -48,7 +48,7 @@ def loads(data: str | bytes) -> Any:
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def dump_bytes(value: Any) -> bytes:
+def dump_bytes(value: object) -> bytes:
     """A compact JSON text of a decoded value in UTF-8, for a JSON column written by COPY (the database parses it
     again, so only its meaning counts, not its spelling). orjson writes it several times faster than the standard
     library; what orjson refuses (an integer beyond 64 bits, a lone surrogate) takes the standard library's encoder.

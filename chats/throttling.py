@@ -19,7 +19,6 @@ import math
 import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
 
 from axes.helpers import get_cool_off, get_lockout_message
 from django.conf import settings
@@ -50,7 +49,7 @@ class IngestRateThrottle(SimpleRateThrottle):
         # whatever X-Forwarded-For a client sends.
         return client_address(request) or "unknown"
 
-    def get_cache_key(self, request: Request, view: Any) -> str | None:
+    def get_cache_key(self, request: Request, view: object) -> str | None:
         key = request.auth
         ident = f"key:{key.pk}" if isinstance(key, ApiKey) else f"address:{self.get_ident(request)}"
         return self.cache_format % {"scope": self.scope, "ident": ident}
@@ -171,7 +170,7 @@ def normalize_username(name: str) -> str:
     return unicodedata.normalize("NFKC", name).strip().lower()[:255]
 
 
-def sign_in_username(request: HttpRequest, credentials: Mapping[str, Any] | None = None) -> str | None:
+def sign_in_username(request: HttpRequest, credentials: Mapping[str, object] | None = None) -> str | None:
     """The user name an attempt counts under (django-axes' AXES_USERNAME_CALLABLE): from the credentials the
     sign-in passed to authenticate(), else from the posted form."""
     raw = credentials.get("username") if credentials else request.POST.get("username")
@@ -179,7 +178,7 @@ def sign_in_username(request: HttpRequest, credentials: Mapping[str, Any] | None
 
 
 def sign_in_locked_response(
-    request: HttpRequest, original_response: HttpResponse | None = None, credentials: Any = None
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: object = None
 ) -> HttpResponse:
     """What a locked-out sign-in answers (django-axes' AXES_LOCKOUT_CALLABLE): the sign-in page as the view drew
     it, its form saying why (see chats/forms.py), with status 429 and Retry-After; plain text otherwise."""

@@ -16,7 +16,7 @@ class _JinjaWidget:
     def __init__(self, template: jinja2.Template) -> None:
         self.template = template
 
-    def render(self, context: dict[str, Any] | None = None, request: Any = None) -> str:
+    def render(self, context: dict[str, Any] | None = None, request: object = None) -> str:
         return self.template.render(context or {})
 
 

@@ -28,7 +28,7 @@ class SourcePrincipal:
     def __str__(self) -> str:
         return f"source:{self.source.name}"
 
-    def has_perm(self, perm: str, obj: Any = None) -> bool:
+    def has_perm(self, perm: str, obj: object = None) -> bool:
         return False
 
     def get_username(self) -> str:

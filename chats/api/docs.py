@@ -18,7 +18,7 @@ from rest_framework.request import Request
 
 class SwaggerDocsView(SpectacularSwaggerSplitView):
     @extend_schema(exclude=True)
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
+    def get(self, request: Request, *args: object, **kwargs: object) -> HttpResponseBase:
         response: HttpResponseBase = super().get(request, *args, **kwargs)  # type: ignore[no-untyped-call]
         policy: dict[str, Any] = dict(settings.SECURE_CSP)
         policy["style-src"] = [*list(policy.get("style-src") or [CSP.SELF]), CSP.UNSAFE_INLINE]

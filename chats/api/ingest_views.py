@@ -44,7 +44,7 @@ NDJSON_TYPES = {"application/x-ndjson", "application/ndjson", "application/jsonl
 class IsSourceKey(permissions.BasePermission):
     message = "This endpoint needs a source's API key: Authorization: Api-Key <key>."
 
-    def has_permission(self, request: Request, view: Any) -> bool:
+    def has_permission(self, request: Request, view: object) -> bool:
         return isinstance(request.user, SourcePrincipal)
 
 

@@ -7,8 +7,6 @@ conversations of its own source and writes no feedback.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import Model, QuerySet
 from rest_framework import permissions
 from rest_framework.request import Request
@@ -44,7 +42,7 @@ def scope_to_caller[M: Model](request: Request, queryset: QuerySet[M], source_fi
 class CanRead(permissions.BasePermission):
     message = "You need the Reviewers or Auditors role (or a source's key) to read conversations."
 
-    def has_permission(self, request: Request, view: Any) -> bool:
+    def has_permission(self, request: Request, view: object) -> bool:
         return bool(request.user and request.user.is_authenticated) and api_roles(request).can_read
 
 
@@ -53,7 +51,7 @@ class CanReadOrReview(CanRead):
 
     write_message = "Only reviewers can give feedback."
 
-    def has_permission(self, request: Request, view: Any) -> bool:
+    def has_permission(self, request: Request, view: object) -> bool:
         if not super().has_permission(request, view):
             return False
         if request.method in permissions.SAFE_METHODS:

@@ -27,7 +27,7 @@ class IsPerson(permissions.BasePermission):
 
     message = "Team review is for people with the Reviewers, Auditors or Leads role, not for a source's key."
 
-    def has_permission(self, request: Request, view: Any) -> bool:
+    def has_permission(self, request: Request, view: object) -> bool:
         user = request.user
         if not (user and user.is_authenticated) or isinstance(user, SourcePrincipal):
             return False
@@ -49,7 +49,7 @@ def lead_roles(request: Request) -> Roles:
     return roles
 
 
-def valid_input(serializer_class: type[Any], data: Any) -> dict[str, Any]:
+def valid_input(serializer_class: type[Any], data: object) -> dict[str, Any]:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)

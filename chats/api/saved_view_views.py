@@ -31,7 +31,7 @@ from chats.services.saved_views import saved_view_create, saved_view_delete, sav
 class PersonCanRead(BasePermission):
     message = "Saved views belong to people with the Reviewers, Auditors or Leads role (not to a source's key)."
 
-    def has_permission(self, request: Request, view: Any) -> bool:
+    def has_permission(self, request: Request, view: object) -> bool:
         return isinstance(request.user, User) and person_roles(request.user).can_read
 
 

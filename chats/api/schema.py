@@ -44,7 +44,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-c
     target_class = "chats.api.authentication.ApiKeyAuthentication"
     name = "apiKeyAuth"
 
-    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+    def get_security_definition(self, auto_schema: object) -> dict[str, Any]:
         return {
             "type": "apiKey",
             "in": "header",

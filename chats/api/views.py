@@ -87,7 +87,7 @@ def _caller(request: Request) -> Actor:
     return request.user
 
 
-def _valid(serializer_class: type[Serializer[Any]], data: Any, *, partial: bool = False) -> dict[str, Any]:
+def _valid(serializer_class: type[Serializer[Any]], data: object, *, partial: bool = False) -> dict[str, Any]:
     """The validated input; anything invalid is a 400 naming each parameter or field at fault."""
     serializer = serializer_class(data=data, partial=partial)
     serializer.is_valid(raise_exception=True)

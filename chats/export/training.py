@@ -19,7 +19,7 @@ _TRAINING_ROLES = {"developer": "system", "function": "tool"}
 
 
 def training_record(
-    conversation: Conversation, *, corrections: Mapping[str, str], provenance: Mapping[str, Any]
+    conversation: Conversation, *, corrections: Mapping[str, str], provenance: Mapping[str, object]
 ) -> dict[str, Any]:
     """`{"messages", "tools", "metadata"}` for one conversation.
 

@@ -24,7 +24,7 @@ class StrictBooleanField(forms.Field):
 
     widget = forms.Select(choices=BOOLEAN_CHOICES)
 
-    def to_python(self, value: Any) -> bool | None:
+    def to_python(self, value: object) -> bool | None:
         if value is None or value == "":
             return None
         if isinstance(value, bool):
@@ -33,7 +33,7 @@ class StrictBooleanField(forms.Field):
             return BOOLEAN_VALUES[value]
         raise forms.ValidationError("Must be true or false (or 1 or 0).", code="invalid")
 
-    def validate(self, value: Any) -> None:
+    def validate(self, value: object) -> None:
         if value is None and self.required:
             raise forms.ValidationError(self.error_messages["required"], code="required")
 
@@ -70,7 +70,7 @@ class StorableFilterForm(FilterForm):
 class AliasedChoiceField(django_filters.fields.ChoiceField):
     """A choice field that also accepts the aliases of its choices, read as the choice they stand for."""
 
-    def __init__(self, *args: Any, aliases: dict[str, str], **kwargs: Any) -> None:
+    def __init__(self, *args: object, aliases: dict[str, str], **kwargs: object) -> None:
         self.aliases = aliases
         super().__init__(*args, **kwargs)
 

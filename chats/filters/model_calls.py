@@ -19,7 +19,7 @@ from chats.models import Conversation, ModelCall
 class TokenCountField(forms.CharField):
     """A number of tokens: ASCII digits, 0 or more (``chats.integers``)."""
 
-    def to_python(self, value: Any) -> Any:
+    def to_python(self, value: object) -> Any:
         text = super().to_python(value)
         if text is None or text in self.empty_values:
             return None

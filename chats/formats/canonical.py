@@ -173,7 +173,7 @@ class Conversation:
     warnings: list[Issue] = field(default_factory=list)
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """A stable JSON text of a value: sorted keys, no whitespace, unicode kept."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
@@ -195,7 +195,7 @@ def _strings_only(parts: list[dict[str, Any]]) -> bool:
     return all(type(value) is str for part in parts for value in part.values())
 
 
-def _canonical_bytes(value: Any, *, strings_only: bool) -> bytes:
+def _canonical_bytes(value: object, *, strings_only: bool) -> bytes:
     """`canonical_json` of ``value`` in UTF-8. A value made of strings, lists and objects of strings is written by
     orjson, whose text for those is byte for byte the standard library's with sorted keys and unicode kept (its
     numbers are not: 1e-07 is 1e-7 there, so anything holding a number takes the standard library).

@@ -44,7 +44,7 @@ def plan_artifacts(
 
 
 def plan_policy(
-    stored: Stored | None, context: Any, context_changed: bool, rows: list[ArtifactRow], resolved: dict[int, Any]
+    stored: Stored | None, context: object, context_changed: bool, rows: list[ArtifactRow], resolved: dict[int, Any]
 ) -> tuple[dict[int, str | None], list[policy.ContextId] | None, bool | None]:
     """The policy verdicts of every artifact of the conversation (stored and new) under the context in force,
     and the state of every id it lists: (changed verdicts of stored artifacts, the listed ids when they may have

@@ -69,7 +69,7 @@ def conversation_fields(parsed: c.Conversation) -> dict[str, Any]:
     }
 
 
-def workflow_of(scenario: Any) -> str:
+def workflow_of(scenario: object) -> str:
     """The workflow a scenario names: of an object, its ``workflow``, else its ``name`` (the first that is a
     string); a string scenario is itself the name. "" when it names none, or one longer than WORKFLOW_LIMIT (the
     column's width: a longer value could not be matched exactly)."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from chats.formats.canonical import Issue
 from chats.ingest.common import pointer
@@ -102,7 +102,7 @@ class Verdicts:
         return any(verdict != PERMITTED for verdict in self.artifacts)
 
 
-def read_context(context: Any, path: str = "/context") -> InjectionPolicy | None:
+def read_context(context: object, path: str = "/context") -> InjectionPolicy | None:
     """The policy a context block states (``path`` locates it, for the warnings); None when there is none."""
     if context is None:
         return None

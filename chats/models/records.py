@@ -57,7 +57,9 @@ class Sha256Field(models.CharField):  # type: ignore[type-arg]
         except ValueError:  # not a digest (a search for anything else): bytes no digest has
             return b""
 
-    def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> str | None:
+    def from_db_value(
+        self, value: bytes | memoryview | None, expression: object, connection: BaseDatabaseWrapper
+    ) -> str | None:
         return None if value is None else bytes(value).hex()
 
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 import enum
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import krippendorff
 import numpy as np
@@ -47,6 +47,10 @@ __all__ = [
 # Item, reviewer and label keys are whatever the caller uses (ids, usernames, UUIDs): hashable, and Any to mypy
 # because Mapping keys are invariant (a dict[int, ...] is no Mapping[Hashable, ...]).
 Key = Any
+
+# An answer as the figures read it: compared, counted and coded, so hashable (after ``_clean``: a category, a scale's
+# point, a boolean, or a multi-label answer's frozenset of labels).
+Answer = Hashable
 
 #: Below this many items a figure is shown but marked as not meaningful (design/review.md).
 MIN_ITEMS = 10
@@ -170,9 +174,9 @@ class QuestionAgreement:
 
 def question_agreement(
     kind: QuestionKind | str,
-    answers: Mapping[Key, Mapping[Key, Any]],
+    answers: Mapping[Key, Mapping[Key, object]],
     *,
-    options: Sequence[Any] | None = None,
+    options: Sequence[Answer] | None = None,
     min_items: int = MIN_ITEMS,
 ) -> QuestionAgreement:
     """Agreement on one question from ``answers[item][reviewer] = value`` (``None`` = not answered).
@@ -190,11 +194,12 @@ def question_agreement(
     meaningful = n_items >= min_items
 
     if kind is QuestionKind.MULTI_LABEL:
+        label_sets = cast("dict[Key, dict[Key, frozenset[str]]]", table)  # what _clean keeps of a multi-label answer
         labels = _domain(
-            kind, (label for row in table.values() for chosen in row.values() for label in chosen), options
+            kind, (label for row in label_sets.values() for chosen in row.values() for label in chosen), options
         )
         per_label = {
-            label: _label_agreement(label, table, reviewers, n_items, n_answers, min_items) for label in labels
+            label: _label_agreement(label, label_sets, reviewers, n_items, n_answers, min_items) for label in labels
         }
         # The pair figures treat an answer's whole set of labels as one category (exact match).
         pairs = _pairs(table, reviewers, domain=None, min_items=min_items)
@@ -230,15 +235,15 @@ def question_agreement(
     )
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> bool:
     return not isinstance(value, float) or math.isfinite(value)
 
 
-def _numeric(value: Any) -> bool:
+def _numeric(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _fits(kind: QuestionKind, value: Any) -> bool:
+def _fits(kind: QuestionKind, value: object) -> bool:
     """Whether `value` can be an answer of this kind (anything else counts as not answered, never as an error)."""
     if kind is QuestionKind.BOOLEAN:
         return isinstance(value, bool)
@@ -249,17 +254,19 @@ def _fits(kind: QuestionKind, value: Any) -> bool:
     return isinstance(value, list | tuple | set | frozenset) and all(isinstance(label, str) for label in value)
 
 
-def _clean(kind: QuestionKind, answers: Mapping[Key, Mapping[Key, Any]]) -> dict[Key, dict[Key, Any]]:
+def _clean(kind: QuestionKind, answers: Mapping[Key, Mapping[Key, object]]) -> dict[Key, dict[Key, Answer]]:
     """The answers without the missing ones (``None``, NaN, a value of the wrong type); a multi-label answer as a
     frozenset of labels (a lone string is one label)."""
-    table: dict[Key, dict[Key, Any]] = {}
+    table: dict[Key, dict[Key, Answer]] = {}
     for item, row in answers.items():
-        kept: dict[Key, Any] = {}
+        kept: dict[Key, Answer] = {}
         for reviewer, value in row.items():
             if value is None or not _fits(kind, value):
                 continue
             if kind is QuestionKind.MULTI_LABEL:
-                kept[reviewer] = frozenset([value] if isinstance(value, str) else value)
+                kept[reviewer] = frozenset(
+                    [value] if isinstance(value, str) else cast("Iterable[str]", value)
+                )  # as _fits checked
             else:
                 kept[reviewer] = value
         if kept:
@@ -267,14 +274,14 @@ def _clean(kind: QuestionKind, answers: Mapping[Key, Mapping[Key, Any]]) -> dict
     return table
 
 
-def _domain(kind: QuestionKind, seen: Iterable[Any], options: Sequence[Any] | None) -> list[Any]:
+def _domain(kind: QuestionKind, seen: Iterable[Answer], options: Sequence[Answer] | None) -> list[Answer]:
     """The values in order: ``options`` first, then any other value seen (sorted where they can be)."""
     if kind is QuestionKind.BOOLEAN and options is None:
         options = [False, True]
     listed = list(dict.fromkeys(options or []))
     extra = [value for value in dict.fromkeys(seen) if value not in set(listed)]
     try:
-        extra.sort()
+        extra.sort()  # type: ignore[call-arg]  # values of one type order; mixed ones fall back to repr
     except TypeError:
         extra.sort(key=repr)
     return listed + extra
@@ -292,9 +299,9 @@ def _sorted_keys(keys: Iterable[Key]) -> list[Key]:
 
 
 def _alpha(
-    table: Mapping[Key, Mapping[Key, Any]],
+    table: Mapping[Key, Mapping[Key, Answer]],
     reviewers: Sequence[Key],
-    domain: Sequence[Any],
+    domain: Sequence[Answer],
     level: str,
 ) -> tuple[float | None, str | None]:
     """Krippendorff's alpha over the table, or ``None`` and why it is undefined."""
@@ -318,7 +325,7 @@ def _alpha(
     return float(value), None
 
 
-def _interval_alpha(table: Mapping[Key, Mapping[Key, Any]], reviewers: Sequence[Key]) -> float | None:
+def _interval_alpha(table: Mapping[Key, Mapping[Key, Answer]], reviewers: Sequence[Key]) -> float | None:
     """Krippendorff's alpha with the interval distance over the answers' own values (the scale's points, numbers).
     Called only where the ordinal alpha is defined (two reviewers, an overlap, some variation)."""
     pairable = [row for row in table.values() if len(row) >= 2]
@@ -326,15 +333,15 @@ def _interval_alpha(table: Mapping[Key, Mapping[Key, Any]], reviewers: Sequence[
     data = np.full((len(reviewers), len(pairable)), np.nan)
     for column, row in enumerate(pairable):
         for reviewer, value in row.items():
-            data[position[reviewer], column] = float(value)
+            data[position[reviewer], column] = float(cast(float, value))  # numeric: the caller checked
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
 
 
 def _pairs(
-    table: Mapping[Key, Mapping[Key, Any]],
+    table: Mapping[Key, Mapping[Key, Answer]],
     reviewers: Sequence[Key],
     *,
-    domain: Sequence[Any] | None,
+    domain: Sequence[Answer] | None,
     min_items: int,
     weighted: bool = False,
 ) -> list[PairAgreement]:
@@ -371,7 +378,7 @@ def _pairs(
 
 def _label_agreement(
     label: Key,
-    table: Mapping[Key, Mapping[Key, frozenset[Any]]],
+    table: Mapping[Key, Mapping[Key, frozenset[str]]],
     reviewers: Sequence[Key],
     n_items: int,
     n_answers: int,

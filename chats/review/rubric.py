@@ -212,7 +212,7 @@ def same_questions(first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[
     return normalized_questions(first) == normalized_questions(second)
 
 
-def _value_errors(question: Mapping[str, Any], value: Any, path: str) -> list[Error]:
+def _value_errors(question: Mapping[str, Any], value: object, path: str) -> list[Error]:
     kind = question["type"]
     if kind == "categorical":
         if value not in question["options"]:
@@ -236,7 +236,7 @@ def _value_errors(question: Mapping[str, Any], value: Any, path: str) -> list[Er
 
 def answers_errors(
     questions: list[dict[str, Any]],
-    answers: Any,
+    answers: object,
     *,
     complete: bool,
     message_keys: Mapping[str, str] | None = None,

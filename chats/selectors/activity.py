@@ -82,7 +82,7 @@ class Activity:
     truncated: bool  # there is older activity than the entries shown
 
 
-def _receipt_note(uuid: Any, row: Mapping[str, Any] | None) -> ReceiptNote:
+def _receipt_note(uuid: object, row: Mapping[str, Any] | None) -> ReceiptNote:
     url = reverse("api:receipt", args=[uuid])
     if row is None:  # older than the receipts read: the link still leads to it
         return ReceiptNote(str(uuid), url, "", "", 0, 0, 0)

@@ -209,7 +209,7 @@ LIMIT %s OFFSET %s
 """
 
 
-def _as_datetime(value: Any) -> dt.datetime | None:
+def _as_datetime(value: object) -> dt.datetime | None:
     """A MIN/MAX of a timestamp over a subquery: a datetime on PostgreSQL, text on SQLite (stored in UTC)."""
     if value is None or isinstance(value, dt.datetime):
         return value

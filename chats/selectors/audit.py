@@ -126,7 +126,7 @@ def audit_page(
     )
 
 
-def _uuid_or_none(value: Any) -> uuid.UUID | None:
+def _uuid_or_none(value: object) -> uuid.UUID | None:
     try:
         return uuid.UUID(str(value))
     except ValueError:
@@ -150,7 +150,7 @@ def _receipt_link(event: AuditEvent) -> Link | None:
     return Link(f"receipt {str(receipt)[:8]}", reverse("api:receipt", args=[receipt]))
 
 
-def _admin_link(text: str, viewname: str, pk: Any, staff: bool) -> Link:
+def _admin_link(text: str, viewname: str, pk: object, staff: bool) -> Link:
     key = parse_int(pk if isinstance(pk, int) else str(pk), minimum=1)
     if not staff or key is None:
         return Link(text)
@@ -285,7 +285,7 @@ def audit_export_rows(queryset: QuerySet[AuditEvent], *, up_to: int | None) -> I
         yield values
 
 
-def csv_cell(value: Any) -> str:
+def csv_cell(value: object) -> str:
     """A value as a CSV cell that a spreadsheet shows as text: JSON for objects, and a leading single quote on a
     text a spreadsheet would run as a formula."""
     if value is None:

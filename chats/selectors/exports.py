@@ -207,7 +207,7 @@ class BulkExport:
         return export_lines(self.queryset(), self.format, envelope=self.envelope)
 
 
-def bulk_export(data: Any, *, format: str, envelope: bool = False, source: Source | None = None) -> BulkExport:
+def bulk_export(data: object, *, format: str, envelope: bool = False, source: Source | None = None) -> BulkExport:
     """The bulk export of `data`'s filters (a QueryDict or a mapping of names to values or lists of values) in
     `format`: over every conversation for a person with a reading role, over its own source's for a source's key
     (`source`)."""

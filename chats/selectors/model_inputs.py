@@ -152,7 +152,7 @@ def _model(conversation: Conversation) -> tuple[str, dict[str, Any]]:
     return conversation.model_name, {key: value for key, value in config.items() if key != name_key}
 
 
-def _tool_entry(entry: Any, called: set[str]) -> OfferedTool:
+def _tool_entry(entry: object, called: set[str]) -> OfferedTool:
     """One entry of a tools list: ``{"type": "function", "function": {name, description, parameters}}``, the flat
     ``{"name", "description"}`` some APIs take, or a bare name."""
     if isinstance(entry, str):
@@ -193,7 +193,7 @@ def _tool_offers(conversation: Conversation, called_names: list[str]) -> tuple[l
     return offers, [name for name in called_names if name not in named]
 
 
-def _kinds(context: Any) -> tuple[list[KindSetting], dict[str, Any]]:
+def _kinds(context: object) -> tuple[list[KindSetting], dict[str, Any]]:
     if not isinstance(context, dict):
         return [], {} if context is None else {"(context)": context}
     kinds, other = [], {}

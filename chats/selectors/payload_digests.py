@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 from django.db.models import TextField
 from django.db.models.functions import MD5, Cast
 
 
-def canonical_digest(payload: Any) -> str:
+def canonical_digest(payload: object) -> str:
     """The version of a payload: equal JSON values have equal digests, whatever their key order or spacing."""
     if payload is None:
         return ""

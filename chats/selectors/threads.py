@@ -412,7 +412,7 @@ def _siblings(conversation: Conversation, window: PathWindow) -> dict[int | None
 def thread_read(
     conversation: Conversation,
     *,
-    user: Any,
+    user: object,
     at: int | None = None,
     after: int | None = None,
     around: int | None = None,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import getpass
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -164,10 +165,10 @@ def audit_event(
     actor: Actor,
     action: AuditAction,
     target_type: str,
-    target_id: Any,
-    conversation_uuid: Any = None,
-    before: Any = None,
-    after: Any = None,
+    target_id: object,
+    conversation_uuid: str | uuid.UUID | None = None,
+    before: object = None,
+    after: object = None,
 ) -> AuditEvent:
     """An unsaved event (the bulk writer inserts many at once); `audit_record` saves one."""
     user = actor if isinstance(actor, User) else None
@@ -189,10 +190,10 @@ def audit_record(
     actor: Actor,
     action: AuditAction,
     target_type: str,
-    target_id: Any,
-    conversation_uuid: Any = None,
-    before: Any = None,
-    after: Any = None,
+    target_id: object,
+    conversation_uuid: str | uuid.UUID | None = None,
+    before: object = None,
+    after: object = None,
 ) -> AuditEvent:
     event = audit_event(
         actor=actor,
@@ -256,7 +257,7 @@ def _cascade_of(obj: Model) -> dict[str, list[Any]]:
     return {label: sorted(pks) for label, pks in found.items() if pks}
 
 
-def _secret_state(value: Any) -> str:
+def _secret_state(value: object) -> str:
     if not value:
         return "(none)"
     return "(unusable)" if str(value).startswith(UNUSABLE_PASSWORD_PREFIX) else "(set)"

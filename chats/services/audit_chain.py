@@ -43,7 +43,7 @@ CHAIN_LOCK_KEY = 0x6D62_6175_6469_7401
 CHAIN_CHUNK = 2000
 
 
-def _stored_json(value: Any) -> Any:
+def _stored_json(value: object) -> Any:
     """A JSON value as it reads back from the database: through JSON text (tuples as lists, keys as strings), with
     integral floats as integers (PostgreSQL's jsonb gives 1e16 back as 10000000000000000)."""
     if isinstance(value, float) and value.is_integer():

@@ -35,7 +35,7 @@ import contextlib
 import gc
 import logging
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -43,11 +43,9 @@ from typing import Any
 import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
-from psycopg import postgres
-from psycopg.adapt import Dumper
-from psycopg.pq import Format
+from psycopg.rows import TupleRow
 
-from chats import strict_json
+from chats.db.copy import copy_rows, ids_allocate
 from chats.ingest import identity, planner, plans
 from chats.models import (
     ApiKey,
@@ -113,7 +111,7 @@ class _Item:
 def conversations_ingest_bulk(
     *,
     source: Source,
-    documents: Sequence[Any],
+    documents: Sequence[object],
     format: str | None = None,
     api_key: ApiKey | None = None,
     contents: Sequence[bytes | None] | None = None,
@@ -153,7 +151,7 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 def _ingest(
     sender: Sender,
-    documents: Sequence[Any],
+    documents: Sequence[object],
     format: str | None,
     contents: Sequence[bytes | None] | None,
     queued: Sequence[IngestionReceipt] | None,
@@ -299,7 +297,7 @@ _NULLABLE_JSON = frozenset({"model_config", "scenario", "injection_context"})
 
 
 def _insert_conversations(
-    cursor: psycopg.Cursor[Any], source: Source, new: list[_Item], now: datetime
+    cursor: psycopg.Cursor[TupleRow], source: Source, new: list[_Item], now: datetime
 ) -> dict[str, Conversation]:
     """The conversations this batch created, by external id: COPY into a temporary table, then one
     INSERT ... SELECT ... ON CONFLICT DO NOTHING RETURNING (a conversation another request created first is
@@ -318,7 +316,7 @@ def _insert_conversations(
         conversation = new_conversation(source, item.prepared.parsed, item.plan, now)
         instances[item.external_id] = conversation
     rows = ([getattr(conversation, name) for name in _CONVERSATION_COLUMNS] for conversation in instances.values())
-    _copy(cursor, "bulk_conversations", _CONVERSATION_COLUMNS, rows, _JSON_COLUMNS, _NULLABLE_JSON)
+    copy_rows(cursor, "bulk_conversations", _CONVERSATION_COLUMNS, rows, _JSON_COLUMNS, _NULLABLE_JSON)
     cursor.execute(
         f"INSERT INTO chats_conversation ({columns}) SELECT {columns} FROM bulk_conversations "
         "ON CONFLICT (source_id, external_id_digest) DO NOTHING RETURNING id, external_id"
@@ -333,79 +331,13 @@ def _insert_conversations(
     return created
 
 
-def _allocate(cursor: psycopg.Cursor[Any], table: str, count: int) -> list[int]:
-    """Primary keys reserved from the table's sequence, ascending."""
-    if count == 0:
-        return []
-    cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
-    return sorted(row[0] for row in cursor.fetchall())
-
-
-class _JsonbBinaryDumper(Dumper):
-    """A jsonb value in the binary format (a version byte, then the text) from the decoded value, written by
-    ``strict_json.dump_bytes`` in one call; ``_JSON_NULL`` stands for JSON null where None means SQL NULL."""
-
-    format = Format.BINARY
-    oid = postgres.types["jsonb"].oid
-
-    def dump(self, obj: Any) -> bytes:
-        if obj is _JSON_NULL:
-            return b"\x01null"
-        return b"\x01" + strict_json.dump_bytes(obj)
-
-
-_JSON_NULL = object()
-
-
-def _copy(
-    cursor: psycopg.Cursor[Any],
-    table: str,
-    columns: Sequence[str],
-    rows: Iterable[Sequence[Any]],
-    json_columns: frozenset[str],
-    nullable_json: frozenset[str] = frozenset(),
-) -> None:
-    """COPY rows in, in PostgreSQL's binary format: each value goes as its bytes and a length, so that neither side
-    escapes or unescapes the kilobytes of a tool result character by character, as the text format does. JSON
-    columns take the Python value; a None is SQL NULL where the column allows it and JSON null elsewhere."""
-    json_null = [index for index, name in enumerate(columns) if name in json_columns and name not in nullable_json]
-    cursor.adapters.register_dumper(None, _JsonbBinaryDumper)
-    types = _column_types(cursor, table, columns)
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types(types)
-        for row in rows:
-            if json_null:
-                values = list(row)
-                for index in json_null:
-                    if values[index] is None:
-                        values[index] = _JSON_NULL
-                copy.write_row(values)
-            else:
-                copy.write_row(row)
-
-
-_TYPES: dict[str, dict[str, int]] = {}
-
-
-def _column_types(cursor: psycopg.Cursor[Any], table: str, columns: Sequence[str]) -> list[int]:
-    """The type of each column, as the binary COPY needs it (read from the catalog once per table and process)."""
-    if table not in _TYPES:
-        cursor.execute(
-            "SELECT attname, atttypid::integer FROM pg_attribute "
-            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
-            [table],
-        )
-        _TYPES[table] = dict(cursor.fetchall())
-    return [_TYPES[table][name] for name in columns]
-
-
-def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) -> None:
+def _copy_plans(cursor: psycopg.Cursor[TupleRow], items: list[_Item], now: datetime) -> None:
     """COPY the new rows of every plan; change the rows that exist."""
     planned = [
         (item, item.plan) for item in items if item.plan is not None and item.plan.change is not plans.Change.UNCHANGED
     ]
-    message_ids = iter(_allocate(cursor, Message._meta.db_table, sum(len(plan.messages) for _, plan in planned)))
-    call_ids = iter(_allocate(cursor, ToolCall._meta.db_table, sum(len(plan.calls) for _, plan in planned)))
+    message_ids = iter(ids_allocate(cursor, Message._meta.db_table, sum(len(plan.messages) for _, plan in planned)))
+    call_ids = iter(ids_allocate(cursor, ToolCall._meta.db_table, sum(len(plan.calls) for _, plan in planned)))
     messages: list[tuple[Any, ...]] = []
     calls: list[tuple[Any, ...]] = []
     artifacts: list[tuple[Any, ...]] = []
@@ -426,7 +358,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
     # Before the listed ids go in: it removes those they replace.
     plans_rewrite_verdicts([(plan, item.conversation.pk) for item, plan in planned if item.conversation is not None])
     if messages:
-        _copy(
+        copy_rows(
             cursor,
             Message._meta.db_table,
             MESSAGE_COLUMNS,
@@ -435,7 +367,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
             frozenset({"raw"}),
         )
     if calls:
-        _copy(
+        copy_rows(
             cursor,
             ToolCall._meta.db_table,
             CALL_COLUMNS,
@@ -444,7 +376,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
             frozenset({"parsed_arguments"}),
         )
     if artifacts:
-        _copy(
+        copy_rows(
             cursor,
             InjectedArtifact._meta.db_table,
             ARTIFACT_COLUMNS,
@@ -453,7 +385,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
             frozenset({"payload"}),
         )
     if feedback:
-        _copy(
+        copy_rows(
             cursor,
             Feedback._meta.db_table,
             FEEDBACK_COLUMNS,
@@ -462,7 +394,7 @@ def _copy_plans(cursor: psycopg.Cursor[Any], items: list[_Item], now: datetime) 
             frozenset({"raw"}),
         )
     if context_ids:
-        _copy(cursor, ContextArtifactId._meta.db_table, CONTEXT_ID_COLUMNS, context_ids, frozenset())
+        copy_rows(cursor, ContextArtifactId._meta.db_table, CONTEXT_ID_COLUMNS, context_ids, frozenset())
     # After the new rows are in: the changes name rows this batch inserted (a late answer to a stored call).
     for plan, conversation, refs in changes:
         plan_apply_changes(plan, conversation, refs, now)
@@ -488,13 +420,13 @@ _RECEIPT_COLUMNS = (
 
 
 def _copy_receipts(
-    cursor: psycopg.Cursor[Any], sender: Sender, items: list[_Item], now: datetime
+    cursor: psycopg.Cursor[TupleRow], sender: Sender, items: list[_Item], now: datetime
 ) -> list[IngestionReceipt]:
     """The batch's receipts by COPY, after their payloads (each distinct one once, in one statement); those stored
     queued before are completed instead."""
     receipt_payloads_save(item.prepared.content for item in items)
     new = [item for item in items if item.prepared.queued is None]
-    ids = iter(_allocate(cursor, IngestionReceipt._meta.db_table, len(new)))
+    ids = iter(ids_allocate(cursor, IngestionReceipt._meta.db_table, len(new)))
     instances: list[IngestionReceipt] = []
     rows: list[tuple[Any, ...]] = []
     completed: list[tuple[IngestionReceipt, dict[str, Any]]] = []
@@ -520,6 +452,6 @@ def _copy_receipts(
         values["errors"] = []
         rows.append(tuple(values[name] for name in _RECEIPT_COLUMNS))
     if rows:
-        _copy(cursor, IngestionReceipt._meta.db_table, _RECEIPT_COLUMNS, rows, frozenset({"warnings", "errors"}))
+        copy_rows(cursor, IngestionReceipt._meta.db_table, _RECEIPT_COLUMNS, rows, frozenset({"warnings", "errors"}))
     receipts_complete(completed)
     return instances

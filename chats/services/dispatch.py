@@ -7,8 +7,6 @@ as `delay` runs it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from celery import current_app
 
 # The tasks' names, as the workers know them (a task renamed leaves the messages already queued unknown).
@@ -17,7 +15,7 @@ INGEST_QUEUED = "chats.ingest_queued"
 QUEUE_RULE_RUN = "chats.tasks.rules.queue_rule_run"
 
 
-def task_send(name: str, *args: Any, countdown: float | None = None) -> None:
+def task_send(name: str, *args: object, countdown: float | None = None) -> None:
     """Send the task `name` with these arguments (after `countdown` seconds, with a broker); inline without one."""
     tasks = current_app.tasks
     if name not in tasks:

@@ -43,7 +43,7 @@ class Prepared:
 
 def document_prepare(
     *,
-    document: Any,
+    document: object,
     format: str | None = None,
     external_id: str | None = None,
     content: bytes | None = None,
@@ -92,7 +92,7 @@ def document_prepare(
     return prepared
 
 
-def document_content(document: Any) -> bytes:
+def document_content(document: object) -> bytes:
     """The bytes a document given as a value is kept as: its canonical JSON."""
     return _encode(c.canonical_json(document))[0]
 

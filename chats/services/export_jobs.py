@@ -43,7 +43,7 @@ PROGRESS_EVERY = 100
 MAX_ERROR_LENGTH = 2000
 
 
-def _checked_filters(data: Any) -> dict[str, list[str]]:
+def _checked_filters(data: object) -> dict[str, list[str]]:
     """The export's filters, each a list of strings, or InvalidInput naming each one at fault (`/filters/<name>`)."""
     if not isinstance(data, dict):
         raise InvalidInput([{"path": "/filters", "message": "must be an object of the export's query parameters"}])
@@ -96,9 +96,9 @@ def export_job_create(
     requested_by: User | None,
     source: Source | None = None,
     api_key: ApiKey | None = None,
-    format: Any,
-    envelope: Any = False,
-    filters: Any = None,
+    format: object,
+    envelope: object = False,
+    filters: object = None,
 ) -> ExportJob:
     """A job exporting what the synchronous export would for the same format, envelope and filters, asked for
     by a person (`requested_by`) or a source's key (`source`, which limits it to that source's conversations),

@@ -9,6 +9,7 @@ outside this one that streams an export itself). An export job is recorded when 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,7 +32,7 @@ def export_record(
     format: str,
     filters: dict[str, Any],
     count: int | None = None,
-    conversation_uuid: Any = None,
+    conversation_uuid: str | uuid.UUID | None = None,
 ) -> None:
     audit_record(
         actor=actor,

@@ -74,7 +74,7 @@ class IngestResult:
 def conversation_ingest(
     *,
     source: Source,
-    document: Any,
+    document: object,
     format: str | None = None,
     external_id: str | None = None,
     api_key: ApiKey | None = None,

@@ -57,7 +57,7 @@ def auditor_page(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpRes
     """Sign-in required (else to the sign-in page), then the auditing role (else 403)."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not roles_of(request).can_audit:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
@@ -33,7 +32,7 @@ def reviewer_page(*, write: bool = False) -> Callable[[Callable[..., HttpRespons
 
     def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             roles = roles_of(request)

@@ -97,7 +97,7 @@ def input_errors(invalid: InvalidInput) -> list[str]:
     return [f"{e['path']}: {e['message']}" if e["path"] else e["message"] for e in invalid.errors]
 
 
-def form_errors(*forms: Any) -> list[str]:
+def form_errors(*forms: forms.BaseForm) -> list[str]:
     found = []
     for form in forms:
         for name, errors in form.errors.items():
@@ -185,7 +185,7 @@ def _queue_page(
     queue: Queue,
     *,
     form: ReviewQueueForm | None = None,
-    rubric_form: Any = None,
+    rubric_form: forms.BaseFormSet[RubricQuestionForm] | None = None,
     errors: list[str] | None = None,
     status: int = 200,
 ) -> HttpResponse:

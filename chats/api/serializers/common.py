@@ -17,7 +17,7 @@ class WrapperSerializer(serializers.Serializer[Any]):
     wraps: ClassVar[str] = ""
     own_fields: ClassVar[frozenset[str]] = frozenset()
 
-    def to_representation(self, instance: Any) -> dict[str, Any]:
+    def to_representation(self, instance: object) -> dict[str, Any]:
         wrapped = getattr(instance, self.wraps)
         data: dict[str, Any] = {}
         for field in self._readable_fields:

@@ -201,7 +201,7 @@ class ConversationDetailSerializer(WrapperSerializer, ConversationListSerializer
         ]
         read_only_fields = fields
 
-    def to_representation(self, instance: Any) -> dict[str, Any]:
+    def to_representation(self, instance: object) -> dict[str, Any]:
         data = super().to_representation(instance)
         if data.get("window") is None:  # the whole thread, as before windows existed
             data.pop("window", None)

@@ -79,7 +79,7 @@ def _finite(number: float) -> float | str:
     return number if math.isfinite(number) else repr(number)
 
 
-def spans_from_json(document: Any) -> list[Span]:
+def spans_from_json(document: object) -> list[Span]:
     """The spans of an ``ExportTraceServiceRequest`` in OTLP's JSON mapping; OtlpError when it has not that shape.
 
     A span whose own fields are unreadable is still returned (its ids empty) so that it is counted; an attribute
@@ -133,14 +133,14 @@ def spans_from_json(document: Any) -> list[Span]:
 _HEX_ID = re.compile(r"[0-9a-fA-F]{1,64}")
 
 
-def _json_id(value: Any) -> str:
+def _json_id(value: object) -> str:
     """Trace and span ids are hex in OTLP/JSON; anything else is no id."""
     if isinstance(value, str) and _HEX_ID.fullmatch(value):
         return value.lower()
     return ""
 
 
-def json_int(value: Any) -> int | None:
+def json_int(value: object) -> int | None:
     """A 64-bit integer of the JSON mapping: a number or its decimal text."""
     if isinstance(value, bool):
         return None
@@ -155,11 +155,11 @@ def json_int(value: Any) -> int | None:
     return None
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _json_attributes(attributes: Any, unreadable: list[str]) -> dict[str, Any]:
+def _json_attributes(attributes: object, unreadable: list[str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if not isinstance(attributes, list):
         return values
@@ -178,7 +178,7 @@ def _json_attributes(attributes: Any, unreadable: list[str]) -> dict[str, Any]:
 _MISSING: Any = object()
 
 
-def _json_value(value: Any, depth: int) -> tuple[bool, Any]:
+def _json_value(value: object, depth: int) -> tuple[bool, Any]:
     """(readable, value) of an AnyValue in the JSON mapping."""
     if not isinstance(value, dict) or depth > 32:
         return False, None

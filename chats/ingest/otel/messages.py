@@ -12,7 +12,7 @@ from chats.storable import parsed_if_storable
 # --- form 1: the GenAI semantic conventions ---------------------------------------------------------------------
 
 
-def genai_message(message: Any, read: SpanRead, where: str) -> list[dict[str, Any]]:
+def genai_message(message: object, read: SpanRead, where: str) -> list[dict[str, Any]]:
     """OpenAI-style messages of one GenAI-conventions message (one per tool result part it holds)."""
     if not isinstance(message, dict):
         read.warnings.append(f"{where} is not a message object; left out")
@@ -90,7 +90,7 @@ def genai_parts(
     return {"content": value, "tool_calls": calls, "reasoning": "\n\n".join(reasoning)}
 
 
-def _content_value(response: Any) -> Any:
+def _content_value(response: object) -> Any:
     """A tool result's content: text as it came, anything else as its JSON text."""
     if response is None:
         return ""

@@ -10,14 +10,14 @@ from chats.ingest.otel.decoding import json_int
 from chats.storable import parsed_if_storable, unstorable
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 _INT64 = 2**63
 
 
-def as_count(value: Any) -> int | None:
+def as_count(value: object) -> int | None:
     """A count (tokens): a non-negative integer that a 64-bit column holds, else None."""
     number: int | None = None
     if isinstance(value, bool):
@@ -31,7 +31,7 @@ def as_count(value: Any) -> int | None:
     return number if number is not None and 0 <= number < _INT64 else None
 
 
-def as_text(value: Any) -> str:
+def as_text(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -39,7 +39,7 @@ def as_text(value: Any) -> str:
     return ""
 
 
-def json_attribute(value: Any) -> Any:
+def json_attribute(value: object) -> Any:
     """An attribute that holds JSON text: its parsed value when storable, else the text as it came (None: absent)."""
     if isinstance(value, str):
         parsed = parsed_if_storable(value)
@@ -57,7 +57,7 @@ def unstorable_json(text: str) -> str:
     return f" (its JSON cannot be stored: {found.reason} at {found.pointer or '/'})" if found is not None else ""
 
 
-def arguments_text(arguments: Any) -> str:
+def arguments_text(arguments: object) -> str:
     """Tool call arguments as the text OpenAI-style messages carry (an object is written as compact JSON)."""
     if arguments is None:
         return ""

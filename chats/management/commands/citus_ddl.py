@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
@@ -13,7 +11,7 @@ from chats.citus_placement import citus_ddl
 class Command(BaseCommand):
     help = "Print the statements that distribute this (migrated, PostgreSQL) database by conversation with Citus."
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         if connection.vendor != "postgresql":
             raise CommandError("citus_ddl reads a PostgreSQL database's catalog; DATABASE_URL names another engine.")
         self.stdout.write(citus_ddl().text(), ending="")

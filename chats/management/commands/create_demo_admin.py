@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group, User
@@ -19,7 +18,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--username", default="admin")
 
-    def handle(self, *args: Any, username: str, **options: Any) -> None:
+    def handle(self, *args: object, username: str, **options: object) -> None:
         if not settings.DEBUG:
             raise CommandError("create_demo_admin is for local demo runs only (DEBUG=1).")
         password = secrets.token_urlsafe(12)

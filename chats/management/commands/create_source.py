@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.management.base import BaseCommand, CommandParser
 
 from chats.services.audit import CommandActor
@@ -17,7 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("name", help="The source's name, e.g. masterbrain-prod.")
         parser.add_argument("--key-name", default="", help="A label for the key, e.g. the host that uses it.")
 
-    def handle(self, *args: Any, name: str, key_name: str, **options: Any) -> None:
+    def handle(self, *args: object, name: str, key_name: str, **options: object) -> None:
         actor = CommandActor("create_source")
         source, created = source_get_or_create(name=name, actor=actor)
         _, raw_key = api_key_create(source=source, name=key_name or "created by create_source", actor=actor)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chats.errors import InvalidInput
@@ -22,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--role", action="append", choices=ROLES, required=True, dest="roles")
         parser.add_argument("--email", default="")
 
-    def handle(self, *args: Any, username: str, roles: list[str], email: str, **options: Any) -> None:
+    def handle(self, *args: object, username: str, roles: list[str], email: str, **options: object) -> None:
         try:
             user, password = person_create(
                 username=username, roles=roles, email=email, actor=CommandActor("create_user")

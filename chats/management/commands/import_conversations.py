@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
@@ -45,14 +44,14 @@ class Command(BaseCommand):
 
     def handle(
         self,
-        *args: Any,
+        *args: object,
         paths: list[Path],
         format_name: str | None,
         source: str,
         no_progress: bool,
         max_member_mb: int,
         max_members: int,
-        **options: Any,
+        **options: object,
     ) -> None:
         limits = ArchiveLimits(max_members=max_members, max_member_bytes=max_member_mb * 2**20)
         missing = [str(p) for p in paths if not p.exists()]

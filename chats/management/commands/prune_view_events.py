@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from chats.management.commands.prune_read_audit import Command as PruneReadAudit
 
 
 class Command(PruneReadAudit):
     help = "Deprecated: use prune_read_audit. " + PruneReadAudit.help
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         self.stderr.write(
             "Warning: prune_view_events is deprecated and will be removed in the next release; "
             "run prune_read_audit instead."

@@ -6,8 +6,6 @@ conversations, after loading rows by other means (COPY, a restore), or to repair
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.management.base import BaseCommand
 
 from chats.services.trend_rollups import trends_rollup_all
@@ -16,6 +14,6 @@ from chats.services.trend_rollups import trends_rollup_all
 class Command(BaseCommand):
     help = "Rebuild the Trends rollups (per day and source) from the conversations."
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         keys = trends_rollup_all()
         self.stdout.write(f"Trends rollups rebuilt: {keys} days of sources.")

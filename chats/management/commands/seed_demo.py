@@ -5,8 +5,6 @@ Everything goes through the ingest and feedback services, so running it twice ch
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
@@ -40,7 +38,7 @@ class Command(BaseCommand):
             "--count", type=int, default=34, help="Generated conversations (the example documents come on top)."
         )
 
-    def handle(self, *args: Any, count: int, **options: Any) -> None:
+    def handle(self, *args: object, count: int, **options: object) -> None:
         actor = CommandActor("seed_demo")
         source, _ = source_get_or_create(name=DEMO_SOURCE, actor=actor)
         existing = set(Label.objects.values_list("name", flat=True))

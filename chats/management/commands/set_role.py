@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -22,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("username")
         parser.add_argument("--role", action="append", choices=ROLES, required=True, dest="roles")
 
-    def handle(self, *args: Any, username: str, roles: list[str], **options: Any) -> None:
+    def handle(self, *args: object, username: str, roles: list[str], **options: object) -> None:
         user = User.objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"No user {username!r}: create_user makes one.")

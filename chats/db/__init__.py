@@ -1,0 +1,1 @@
+"""Database plumbing below the services, for PostgreSQL only: ``copy`` writes rows by binary COPY."""
