@@ -4,7 +4,6 @@ refuses unstorable values before any field reads them, and the start of a UTC ca
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
 import django_filters
@@ -88,22 +87,15 @@ def start_of(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
 
 
-# A search reads each of its words' matches through an index (chats.selectors.search): their number is bounded
-# before any is read.
+# A search's text is bounded before any of it is read (chats.selectors.search bounds the words it probes).
 SEARCH_MAX_CHARS = 500
-SEARCH_MAX_WORDS = 32
 
 
 class SearchField(forms.CharField):
-    """Web-search text, of at most SEARCH_MAX_CHARS characters and SEARCH_MAX_WORDS words."""
+    """Web-search text, of at most SEARCH_MAX_CHARS characters."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(max_length=SEARCH_MAX_CHARS, **kwargs)
-
-    def validate(self, value: Any) -> None:
-        super().validate(value)
-        if len(re.findall(r"\w+", value or "")) > SEARCH_MAX_WORDS:
-            raise forms.ValidationError(f"A search has at most {SEARCH_MAX_WORDS} words.", code="too_many_words")
 
 
 class SearchFilter(django_filters.CharFilter):

@@ -22,6 +22,9 @@ SEARCH_PROBE_LIMIT = 2000
 # ... reading at most MESSAGE_PROBE_FACTOR times as many matching messages for each word: a word in more is
 # common enough that walking the list's time index finds a page of matches quickly.
 MESSAGE_PROBE_FACTOR = 5
+# A query of more distinct words (or phrases) than this is not probed word by word: the list is walked, each
+# conversation decided from its messages, so that the work stays linear in the query's length.
+MAX_PROBED_TERMS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,9 @@ def full_text_matches(
     tree = tsquery.parse(row[0] if row else "")
     if tree is None:  # only stop words: nothing to find
         return queryset.none(), BoundedCount(0, more=False)
+    if len(list(tsquery.terms(tree))) > MAX_PROBED_TERMS:
+        sql, params = _decided_sql(tree)
+        return queryset.extra(where=[sql], params=params), None  # noqa: S610  # the SQL is ours; terms are parameters
     probes: dict[tsquery.Term, _Probe] = {}
 
     def probe(term: tsquery.Term) -> _Probe:
