@@ -3,49 +3,18 @@ permission matrix, run by tests/security/permission_matrix.py."""
 
 from __future__ import annotations
 
+from tests.admin.test_jobs_permissions import READ_ONLY
 from tests.security.permission_matrix import (
-    ADMIN_LOGIN,
     Row,
     World,
     check_rows,
-    row,
     world,  # noqa: F401  (the fixture)
 )
 
 MODELS = ("savedview",)
 
-# fmt: off
-# ---- Admin: saved views are read-only for everyone, superusers included (their owners change them on the pages and
-# the API): add, change (POST) and delete are 403, the change page is a view page (200), the changelist offers no
-# action, so its POST shows the list again; and no permission of the Auditors group's: a view is its owner's. Every
-# model gets these rows:
-READ_ONLY: dict[str, dict[str, Row]] = {
-    #                                      anonymous    source_a_key source_b_key reviewer     other_rev.   auditor      no_role      staff        superuser
-    "admin:chats_{model}_changelist": {
-        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
-        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
-    },
-    "admin:chats_{model}_add": {
-        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
-        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
-    },
-    "admin:chats_{model}_change": {
-        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
-        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
-    },
-    "admin:chats_{model}_delete": {
-        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
-        "POST":                        row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         403),
-    },
-    "admin:chats_{model}_history": {
-        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 403,         ADMIN_LOGIN, 403,         200),
-    },
-    "admin/chats/{model}/<path:object_id>/": {
-        "GET":                         row(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 302,         ADMIN_LOGIN, 302,         302),
-    },
-}
-# fmt: on
-
+# Saved views are read-only in the admin for everyone, superusers included (their owners change them on the pages
+# and the API), as the background jobs are: the jobs' rows, per model.
 EXPECTED: dict[str, dict[str, Row]] = {
     key.format(model=model): rows for model in MODELS for key, rows in READ_ONLY.items()
 }
