@@ -48,6 +48,7 @@ urlpatterns += [
 # Saved views of the conversation list (chats/saved.py): every reading role its own; leads share.
 urlpatterns += [
     path("views/", saved.saved_view_list, name="saved_view_list"),
+    path("views/menu/", saved.saved_view_menu, name="saved_view_menu"),
     path("views/new/", saved.saved_view_create_page, name="saved_view_create"),
     path("views/<uuid:uuid>/share/", saved.saved_view_share, name="saved_view_share"),
     path("views/<uuid:uuid>/delete/", saved.saved_view_delete_page, name="saved_view_delete"),

@@ -122,3 +122,43 @@ def test_the_views_page_takes_the_same_queries_for_few_and_many(
         saved_view_create(actor=lead, name=f"Team {index}", query="", shared=True)
     with django_assert_num_queries(4):  # type: ignore[operator]
         assert client.get("/views/").status_code == 200
+
+
+def test_the_navigation_menu_lists_ones_own_views_then_the_shared_ones(
+    reviewer: User, lead: User, other_reviewer: User
+) -> None:
+    saved_view_create(actor=reviewer, name="Thumbs-down this week", query="score=-1")
+    saved_view_create(actor=lead, name="Violations", query="policy=violation", shared=True)
+    saved_view_create(actor=other_reviewer, name="Someone else's", query="")
+
+    html = signed_in(reviewer).get("/views/menu/").content.decode()
+
+    links = re.findall(r'<a href="([^"]*)" data-view="[^"]*">([^<]*)', html)
+    assert links == [
+        ("/conversations/?score=-1", "Thumbs-down this week"),
+        ("/conversations/?policy=violation", "Violations "),
+    ]
+    assert "(shared by lena)" in html
+    assert "Someone else" not in html
+    assert 'href="/views/">All saved views</a>' in html
+
+
+def test_every_page_offers_the_menu_without_querying_the_views(reviewer: User) -> None:
+    saved_view_create(actor=reviewer, name="Mine", query="score=-1")
+    html = signed_in(reviewer).get("/views/").content.decode()
+    nav = html[html.index('<nav class="site-nav"') : html.index("</nav>")]
+    assert 'hx-get="/views/menu/"' in nav
+    assert "Mine" not in nav  # loaded when the menu is first opened, not with the page
+    assert 'href="/views/" aria-current="page">All saved views</a>' in nav  # the way in without JavaScript
+
+
+def test_the_menu_takes_the_same_queries_for_few_and_many(
+    reviewer: User, lead: User, django_assert_num_queries: object
+) -> None:
+    client = signed_in(reviewer)
+    with django_assert_num_queries(4):  # type: ignore[operator]  # session, user, groups, the views
+        assert client.get("/views/menu/").status_code == 200
+    for index in range(10):
+        saved_view_create(actor=lead, name=f"Team {index}", query="", shared=True)
+    with django_assert_num_queries(4):  # type: ignore[operator]
+        assert client.get("/views/menu/").status_code == 200

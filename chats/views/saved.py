@@ -62,6 +62,15 @@ def saved_view_list(request: HttpRequest) -> HttpResponse:
     return render(request, "chats/saved_views.html", context, using="jinja2")
 
 
+@require_GET
+@reviewer_page()
+def saved_view_menu(request: HttpRequest) -> HttpResponse:
+    """The navigation's "Views" menu: the person's views and the shared ones, as links. Every page's menu loads it
+    when first opened (htmx), so that a page pays no query for a menu nobody opens."""
+    context = {"saved_views": saved_views_read(actor(request))}
+    return render(request, "chats/_saved_view_menu.html", context, using="jinja2")
+
+
 @require_POST
 @reviewer_page()
 def saved_view_create_page(request: HttpRequest) -> HttpResponse:

@@ -18,6 +18,24 @@
     if (event.target.closest && event.target.closest("[data-open-keys]")) openKeys();
   });
 
+  // The navigation's menus (<details class> in .nav-menu) close on Escape, giving focus back to their summary,
+  // and on a click outside them.
+  function closeMenus(except) {
+    document.querySelectorAll(".nav-menu details[open]").forEach(function (menu) {
+      if (menu !== except) menu.open = false;
+    });
+  }
+  document.addEventListener("click", function (event) {
+    closeMenus(event.target.closest ? event.target.closest(".nav-menu details") : null);
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var menu = event.target.closest ? event.target.closest(".nav-menu details[open]") : null;
+    if (!menu) return;
+    menu.open = false;
+    menu.querySelector("summary").focus();
+  });
+
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || isTyping(event)) return;
     var dialog = document.getElementById("keys-help");

@@ -89,8 +89,10 @@ def test_a_lead_saves_and_shares_a_view_and_a_reviewer_opens_it(
 
     page = browser.new_context().new_page()
     sign_in(page, live_server.url, "rita")
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Views").click()
-    page.get_by_role("link", name="GPT-4o, oldest first").click()
+    # The navigation's Views menu loads the views when it is opened, and lists the shared one.
+    navigation = page.get_by_role("navigation", name="Main")
+    navigation.get_by_text("Views", exact=True).click()
+    navigation.get_by_role("link", name="GPT-4o, oldest first").click()
     page.wait_for_url(re.compile(r"/conversations/\?model=gpt-4o&sort=oldest$"))
     opened = [row.inner_text() for row in page.locator("table.conversations tbody tr").all()]
     page.goto(f"{live_server.url}{filters}")

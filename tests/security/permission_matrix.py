@@ -536,6 +536,7 @@ def build_targets(world: World) -> dict[str, Target]:
         "chats:export_jobs": Target(("/exports/",)),
         "chats:export_job_create": Target(("/exports/new/",), {"POST": {"format": "training", "score": "1"}}),
         "chats:saved_view_list": Target(("/views/",)),
+        "chats:saved_view_menu": Target(("/views/menu/",)),
         "chats:saved_view_create": Target(("/views/new/",), {"POST": {"name": "From the matrix", "query": "score=-1"}}),
         "chats:saved_view_share": Target((f"{saved_view_page}share/",), {"POST": {"shared": "true"}}),
         "chats:saved_view_delete": Target((f"{saved_view_page}delete/",), {"POST": {}}),

@@ -125,6 +125,7 @@ NOT_WRITES = {
     "GET api:export-job-detail": "read",
     "GET chats:export_jobs": "read",
     "GET chats:saved_view_list": "read",
+    "GET chats:saved_view_menu": "read",
     "service saved_view_query": "checks a saved view's query string",
     "service person_roles_of": "read",
     "GET api:queue-rule-run-detail": "read",

@@ -19,6 +19,7 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # not exist (404). Only leads and superusers share, so the reviewer sharing their own view is refused (403).
     #                                      anonymous    source_a_key source_b_key reviewer     other_rev.   auditor      no_role      staff        superuser
     "chats:saved_view_list":   {"GET": row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
+    "chats:saved_view_menu":   {"GET": row(LOGIN,       LOGIN,       LOGIN,       200,         200,         200,         403,         200,         200)},
     "chats:saved_view_create": {
         "GET":                         row(405,         405,         405,         405,         405,         405,         405,         405,         405),
         "POST":                        row(LOGIN,       LOGIN,       LOGIN,       302,         302,         302,         403,         302,         302),
