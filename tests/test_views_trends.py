@@ -8,6 +8,7 @@ import datetime as dt
 import html
 import re
 import uuid
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -30,8 +31,10 @@ from chats.models import (
     Source,
     ToolCall,
 )
+from chats.selectors.export_jobs import job_export
 from chats.selectors.review import current_rubric
 from chats.selectors.trends import AGREEMENT_QUEUES
+from chats.services.export_jobs import export_job_create
 from chats.services.review import queue_add_conversations
 from chats.services.trend_rollups import trends_rollup
 from tests.factories.review import ANSWERS, fill_queue, make_lead, make_queue
@@ -316,6 +319,29 @@ def test_reviewed_by_through_the_api_counts_what_the_caller_may_know(
     refused = as_reviewer.get("/api/v1/conversations/", {"reviewed_from": "yesterday"})
     assert refused.status_code == 400
     assert "reviewed_from" in refused.content.decode()
+
+
+def test_reviewed_by_in_an_export_or_an_export_job_counts_what_its_requester_may_know(
+    reviewer: User, other_reviewer: User, source: Source, ingest_client: APIClient
+) -> None:
+    lead = make_lead()
+    _team(source, reviewer, other_reviewer, lead)
+
+    def exported(client: APIClient) -> int:
+        response: Any = client.get("/api/v1/export/", {"format": "openai", "reviewed_by": "oscar"})
+        assert response.status_code == 200
+        return len(b"".join(response.streaming_content).splitlines())
+
+    def job_count(person: User) -> int:
+        job = export_job_create(actor=person, requested_by=person, format="openai", filters={"reviewed_by": "oscar"})
+        return job_export(job).queryset().count()
+
+    as_lead, as_reviewer = APIClient(), APIClient()
+    as_lead.force_login(lead)
+    as_reviewer.force_login(reviewer)
+    # The reviewer works for the first queue only: the second queue's reviews are not theirs to know of.
+    assert (exported(as_lead), exported(as_reviewer), exported(ingest_client)) == (6, 4, 0)
+    assert (job_count(lead), job_count(reviewer)) == (6, 4)
 
 
 def test_the_reviewed_filters_show_as_chips(client: Client, reviewer: User) -> None:

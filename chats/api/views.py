@@ -302,7 +302,11 @@ class BulkExportView(APIView):
     def get(self, request: Request) -> StreamingHttpResponse:
         query = _valid(BulkExportQuery, request.query_params)
         export = bulk_export(
-            request.query_params, format=query["format"], envelope=query["envelope"], source=caller_source(request)
+            request.query_params,
+            format=query["format"],
+            reader=request.user if isinstance(request.user, User) else None,
+            envelope=query["envelope"],
+            source=caller_source(request),
         )
         if not export.filterset.is_valid():
             raise translate_validation(export.filterset.errors)

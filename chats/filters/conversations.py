@@ -39,7 +39,7 @@ from chats.models import (
     Source,
     ToolCall,
 )
-from chats.roles import request_roles
+from chats.roles import person_roles, request_roles
 from chats.selectors.filter_choices import offered_choices
 from chats.selectors.search import BoundedCount, full_text_matches
 from chats.storable import pointer_token, unstorable
@@ -88,19 +88,31 @@ def warned_conversation_ids(kind: str) -> list[QuerySet[Any]]:
     raise ValueError(f"not a warning kind: {kind}")
 
 
-def submitted_reviews_seen(request: Any) -> QuerySet[Review]:
-    """The submitted reviews whose reviewer a request's caller may know of: every one for leads and auditors (and
-    without a request: a command, a lead's queue rule), those of the queues they work for for the other people, none
-    for a source's key."""
+def submitted_reviews_seen_by(reader: User | None, *, oversees: bool | None = None) -> QuerySet[Review]:
+    """The submitted reviews whose reviewer ``reader`` may know of: every one for leads and auditors, those of the
+    queues they work for for the other people, none for no person (a source's key). ``oversees`` is the reader's
+    ``can_oversee`` when the caller knows it already (a request's roles); else it is read."""
     reviews = Review.objects.filter(state=ReviewState.SUBMITTED)
-    if request is None:
+    if not isinstance(reader, User):
+        return reviews.none()
+    if person_roles(reader).can_oversee if oversees is None else oversees:
         return reviews
+    return reviews.filter(item__queue__in=Queue.objects.filter(members=reader))
+
+
+def submitted_reviews_seen(request: Any) -> QuerySet[Review]:
+    """The submitted reviews a request's caller may know of (submitted_reviews_seen_by), or every one without a
+    request: a command, a lead's queue rule."""
+    if request is None:
+        return Review.objects.filter(state=ReviewState.SUBMITTED)
     user = getattr(request, "user", None)
     if not isinstance(user, User):
-        return reviews.none()
-    if request_roles(request).can_oversee:
-        return reviews
-    return reviews.filter(item__queue__in=Queue.objects.filter(members=user))
+        return submitted_reviews_seen_by(None)
+    return submitted_reviews_seen_by(user, oversees=request_roles(request).can_oversee)
+
+
+# ConversationFilter's reader when none is given: the request's caller (every review without a request).
+_FROM_REQUEST: Any = object()
 
 
 class ConversationFilter(django_filters.FilterSet):
@@ -251,8 +263,12 @@ class ConversationFilter(django_filters.FilterSet):
         *,
         request: Any = None,
         prefix: str | None = None,
+        reader: User | None = _FROM_REQUEST,
     ) -> None:
+        """``reader``: whose reviews ``reviewed_by`` may name when there is no request (a bulk export's or an export
+        job's person; None for a source's key, which may name none)."""
         super().__init__(data, queryset, request=request, prefix=prefix)
+        self.reader = reader
         # The sources offered and accepted are those of the conversations the caller may read (``queryset`` is
         # scoped to the caller): another source's name answers exactly as a name that does not exist.
         self.filters["source"].queryset = Source.objects.filter(
@@ -287,7 +303,10 @@ class ConversationFilter(django_filters.FilterSet):
         cleaned = self.form.cleaned_data
         reviewer, since, until = cleaned.get("reviewed_by"), cleaned.get("reviewed_from"), cleaned.get("reviewed_to")
         if reviewer or since or until:
-            reviews = submitted_reviews_seen(self.request)
+            if self.reader is _FROM_REQUEST:
+                reviews = submitted_reviews_seen(self.request)
+            else:
+                reviews = submitted_reviews_seen_by(self.reader)
             if reviewer:
                 reviews = reviews.filter(reviewer__username=reviewer)
             if since:

@@ -26,7 +26,13 @@ def export_jobs_of(*, user: Any, source: Source | None) -> QuerySet[ExportJob]:
 
 def job_export(job: ExportJob) -> BulkExport:
     """The bulk export a job was asked for (what names its file and content type, and what its task runs)."""
-    return bulk_export(filters_query(job.filters), format=job.format, envelope=job.envelope, source=job.source)
+    return bulk_export(
+        filters_query(job.filters),
+        format=job.format,
+        reader=job.requested_by,
+        envelope=job.envelope,
+        source=job.source,
+    )
 
 
 def export_job_parts(job: ExportJob) -> Iterator[bytes]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.http import QueryDict
 
@@ -207,12 +208,16 @@ class BulkExport:
         return export_lines(self.queryset(), self.format, envelope=self.envelope)
 
 
-def bulk_export(data: object, *, format: str, envelope: bool = False, source: Source | None = None) -> BulkExport:
+def bulk_export(
+    data: object, *, format: str, reader: User | None, envelope: bool = False, source: Source | None = None
+) -> BulkExport:
     """The bulk export of `data`'s filters (a QueryDict or a mapping of names to values or lists of values) in
     `format`: over every conversation for a person with a reading role, over its own source's for a source's key
-    (`source`)."""
+    (`source`). `reader` is the person it is for (None for a key): `reviewed_by` names only the reviews they may
+    know of, as on the list."""
     readable = Conversation.objects.all() if source is None else Conversation.objects.filter(source=source)
-    return BulkExport(filterset=ExportFilter(data, queryset=readable), format=format, envelope=envelope)
+    filterset = ExportFilter(data, queryset=readable, reader=reader)
+    return BulkExport(filterset=filterset, format=format, envelope=envelope)
 
 
 def filters_query(filters: dict[str, list[str]]) -> QueryDict:

@@ -109,7 +109,7 @@ def export_job_create(
     if not isinstance(envelope, bool):
         raise InvalidInput([{"path": "/envelope", "message": "must be true or false"}])
     checked = _checked_filters({} if filters is None else filters)
-    export = bulk_export(filters_query(checked), format=format, envelope=envelope, source=source)
+    export = bulk_export(filters_query(checked), format=format, reader=requested_by, envelope=envelope, source=source)
     if errors := export.errors():
         raise InvalidInput(
             [
