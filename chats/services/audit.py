@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AnonymousUser, Permission, User
@@ -160,50 +160,38 @@ def audited_update(obj: Model, values: dict[str, Any], *, actor: Actor) -> bool:
 # --- events ---------------------------------------------------------------------------------------------------
 
 
-def audit_event(
-    *,
-    actor: Actor,
-    action: AuditAction,
-    target_type: str,
-    target_id: object,
-    conversation_uuid: str | uuid.UUID | None = None,
-    before: object = None,
-    after: object = None,
-) -> AuditEvent:
+class EventFields(TypedDict):
+    """What an audit event records: who did what to which target; the conversation it concerns, and the state
+    before and after, when there are such."""
+
+    actor: Actor
+    action: AuditAction
+    target_type: str
+    target_id: object
+    conversation_uuid: NotRequired[str | uuid.UUID | None]
+    before: NotRequired[object]
+    after: NotRequired[object]
+
+
+def audit_event(**fields: Unpack[EventFields]) -> AuditEvent:
     """An unsaved event (the bulk writer inserts many at once); `audit_record` saves one."""
-    user = actor if isinstance(actor, User) else None
+    actor = fields["actor"]
     return AuditEvent(
-        actor=user,
+        actor=actor if isinstance(actor, User) else None,
         # A copy of who it was, which also names a source acting by its key ("source:masterbrain").
         actor_username=actor.get_username()[:150] if actor is not None else "",
-        action=str(action),  # stored as its value
-        target_type=target_type,
-        target_id=str(target_id),
-        conversation_uuid=conversation_uuid,
-        before=before,
-        after=after,
+        action=str(fields["action"]),  # stored as its value
+        target_type=fields["target_type"],
+        target_id=str(fields["target_id"]),
+        conversation_uuid=fields.get("conversation_uuid"),
+        before=fields.get("before"),
+        after=fields.get("after"),
     )
 
 
-def audit_record(
-    *,
-    actor: Actor,
-    action: AuditAction,
-    target_type: str,
-    target_id: object,
-    conversation_uuid: str | uuid.UUID | None = None,
-    before: object = None,
-    after: object = None,
-) -> AuditEvent:
-    event = audit_event(
-        actor=actor,
-        action=action,
-        target_type=target_type,
-        target_id=target_id,
-        conversation_uuid=conversation_uuid,
-        before=before,
-        after=after,
-    )
+def audit_record(**fields: Unpack[EventFields]) -> AuditEvent:
+    """Record one event (`audit_event`, saved)."""
+    event = audit_event(**fields)
     audit_insert([event])
     return event
 
