@@ -138,22 +138,40 @@ def audited_delete(obj: Model, *, actor: Actor) -> AuditEvent:
 def audited_update(obj: Model, values: dict[str, Any], *, actor: Actor) -> bool:
     """Set the fields named in `values` and record "<model>.updated" with those fields before and after; nothing
     is written when none changes. Whether anything changed."""
+    if all(getattr(obj, name) == value for name, value in values.items()):
+        return False
+    with transaction.atomic(), audit_scope():
+        return audited_set(obj, values, actor=actor)
+
+
+def audited_set(
+    obj: Model,
+    values: dict[str, Any],
+    *,
+    actor: Actor,
+    action: AuditAction | None = None,
+    target_id: object = None,
+    conversation_uuid: str | uuid.UUID | None = None,
+) -> bool:
+    """Within an audited write: set the fields named in `values` and record `action` ("<model>.updated" unless
+    given) on the row (`target_id`: its primary key unless given) with those fields before and after; nothing is
+    written when none changes. Whether anything changed."""
     before = {name: getattr(obj, name) for name in values}
     if before == values:
         return False
-    with transaction.atomic(), audit_scope():
-        for name, value in values.items():
-            setattr(obj, name, value)
-        obj.save(update_fields=list(values))
-        model = str(obj._meta.model_name)
-        audit_record(
-            actor=actor,
-            action=AuditAction.row(model, "updated"),
-            target_type=model,
-            target_id=obj.pk,
-            before=before,
-            after=values,
-        )
+    for name, value in values.items():
+        setattr(obj, name, value)
+    obj.save(update_fields=list(values))
+    model = str(obj._meta.model_name)
+    audit_record(
+        actor=actor,
+        action=AuditAction.row(model, "updated") if action is None else action,
+        target_type=model,
+        target_id=obj.pk if target_id is None else target_id,
+        conversation_uuid=conversation_uuid,
+        before=before,
+        after=values,
+    )
     return True
 
 

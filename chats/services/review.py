@@ -34,7 +34,7 @@ from chats.review.rubric import answers_errors, normalized_questions, rubric_err
 from chats.roles import NONE, lead_required, person_roles
 from chats.selectors.pinning import Pin, active_path_pin, resolution_pin, review_pin
 from chats.selectors.review import current_rubric
-from chats.services.audit import Actor, audit_record, audited_write, jsonable
+from chats.services.audit import Actor, audit_record, audited_set, audited_write, jsonable
 from chats.storable import check
 
 
@@ -42,21 +42,14 @@ from chats.storable import check
 def conversation_set_review_status(*, actor: User, conversation: Conversation, status: str) -> bool:
     if status not in ReviewStatus.values:
         raise InvalidInput([{"path": "/status", "message": f"must be one of {', '.join(ReviewStatus.values)}"}])
-    before = conversation.review_status
-    if before == status:
-        return False
-    conversation.review_status = status
-    conversation.save(update_fields=["review_status"])
-    audit_record(
+    return audited_set(
+        conversation,
+        {"review_status": status},
         actor=actor,
         action=AuditAction.CONVERSATION_STATUS_CHANGED,
-        target_type="conversation",
         target_id=conversation.uuid,
         conversation_uuid=conversation.uuid,
-        before={"review_status": before},
-        after={"review_status": status},
     )
-    return True
 
 
 # --- Team review: queues, rubrics, items, leases, reviews and resolutions ---------------------------------------
@@ -280,20 +273,7 @@ def queue_set_lease_minutes(*, actor: User, queue: Queue, lease_minutes: int) ->
     _ensure_lead(actor)
     minutes = _checked_lease_minutes(lease_minutes)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
-    before = queue.lease_minutes
-    if before == minutes:
-        return False
-    queue.lease_minutes = minutes
-    queue.save(update_fields=["lease_minutes"])
-    audit_record(
-        actor=actor,
-        action=AuditAction.QUEUE_UPDATED,
-        target_type="queue",
-        target_id=queue.pk,
-        before={"lease_minutes": before},
-        after={"lease_minutes": minutes},
-    )
-    return True
+    return audited_set(queue, {"lease_minutes": minutes}, actor=actor, action=AuditAction.QUEUE_UPDATED)
 
 
 def _ensure_member(queue: Queue, reviewer: User) -> None:
