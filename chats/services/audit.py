@@ -24,7 +24,7 @@ import functools
 import getpass
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -178,6 +178,10 @@ def audited_set(
 # --- events ---------------------------------------------------------------------------------------------------
 
 
+# A target's state, as an event records it: field names and their values.
+JSONMap = Mapping[str, Any]
+
+
 class EventFields(TypedDict):
     """What an audit event records: who did what to which target; the conversation it concerns, and the state
     before and after, when there are such."""
@@ -212,6 +216,22 @@ def audit_record(**fields: Unpack[EventFields]) -> AuditEvent:
     event = audit_event(**fields)
     audit_insert([event])
     return event
+
+
+def audit_record_changes(
+    *, actor: Actor, action: AuditAction, target_type: str, target_id: object, before: JSONMap, after: JSONMap
+) -> AuditEvent:
+    """Record a change of a target's state (`before` and `after`: the same keys), with only the keys whose values
+    changed."""
+    changed = [key for key in after if after[key] != before[key]]
+    return audit_record(
+        actor=actor,
+        action=action,
+        target_type=target_type,
+        target_id=target_id,
+        before={key: before[key] for key in changed},
+        after={key: after[key] for key in changed},
+    )
 
 
 def jsonable(value: Any) -> Any:

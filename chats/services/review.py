@@ -34,7 +34,7 @@ from chats.review.rubric import answers_errors, normalized_questions, rubric_err
 from chats.roles import NONE, lead_required, person_roles
 from chats.selectors.pinning import Pin, active_path_pin, resolution_pin, review_pin
 from chats.selectors.review import current_rubric
-from chats.services.audit import Actor, audit_record, audited_set, audited_write, jsonable
+from chats.services.audit import Actor, audit_record, audit_record_changes, audited_set, audited_write, jsonable
 from chats.storable import check
 
 
@@ -173,16 +173,15 @@ def queue_update(
     if members is not None:
         queue.members.set(list(members))
     after = _queue_state(queue, rubric)
-    changed = [key for key in after if after[key] != before[key]]
-    if not changed:
+    if after == before:
         return False
-    audit_record(
+    audit_record_changes(
         actor=actor,
         action=AuditAction.QUEUE_UPDATED,
         target_type="queue",
         target_id=queue.pk,
-        before={key: before[key] for key in changed},
-        after={key: after[key] for key in changed},
+        before=before,
+        after=after,
     )
     return True
 
