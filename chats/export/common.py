@@ -166,6 +166,16 @@ def document_time(conversation: Conversation, key: str, stored: datetime, render
     return render(stored)
 
 
+def put_times(
+    document: dict[str, Any], conversation: Conversation, keys: tuple[str, str], render: Callable[[datetime], Any]
+) -> None:
+    """Write the conversation's start and end time, those it has, under the format's `keys` (start, end), each as
+    `document_time` gives it."""
+    for key, moment in zip(keys, (conversation.started_at, conversation.ended_at), strict=True):
+        if moment is not None:
+            document[key] = document_time(conversation, key, moment, render)
+
+
 def iso_time(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 

@@ -18,11 +18,11 @@ from .common import (
     ExportResult,
     active_path,
     chatgpt_fields_note,
-    document_time,
     goes_out_raw,
     id_key_needed,
     iso_time,
     keeps_message_extra,
+    put_times,
     spill_metadata,
 )
 
@@ -72,10 +72,7 @@ def _wrapped(
         document["chat_id"] = conversation.external_id
     if conversation.user_id:
         document["user_id"] = conversation.user_id
-    if conversation.started_at is not None:
-        document["start_time"] = document_time(conversation, "start_time", conversation.started_at, iso_time)
-    if conversation.ended_at is not None:
-        document["end_time"] = document_time(conversation, "end_time", conversation.ended_at, iso_time)
+    put_times(document, conversation, ("start_time", "end_time"), iso_time)
     if conversation.title:
         document["title"] = conversation.title
     model = conversation.model if conversation.model is not None else conversation.model_name or None

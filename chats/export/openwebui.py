@@ -25,10 +25,10 @@ from .common import (
     active_path,
     chatgpt_fields_note,
     children_by_parent,
-    document_time,
     epoch_seconds,
     goes_out_raw,
     keeps_message_extra,
+    put_times,
     spill_metadata,
 )
 
@@ -86,9 +86,7 @@ def export_openwebui(conversation: Conversation) -> ExportResult:
     if conversation.title:
         document["title"] = conversation.title
     document["chat"] = chat
-    for key, moment in (("created_at", conversation.started_at), ("updated_at", conversation.ended_at)):
-        if moment is not None:
-            document[key] = document_time(conversation, key, moment, _seconds)
+    put_times(document, conversation, ("created_at", "updated_at"), _seconds)
 
     notes = omitted_notes(conversation, NAME, messages)
     if reordered:

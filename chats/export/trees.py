@@ -18,12 +18,12 @@ from .common import (
     active_path,
     chatgpt_fields_note,
     children_by_parent,
-    document_time,
     epoch_seconds,
     goes_out_raw,
     graph_wrapper,
     id_key_needed,
     keeps_message_extra,
+    put_times,
     spill_metadata,
 )
 
@@ -168,10 +168,7 @@ def export_chatgpt(conversation: Conversation) -> ExportResult:
     document: dict[str, Any] = {}
     if conversation.title:
         document["title"] = conversation.title
-    if conversation.started_at is not None:
-        document["create_time"] = document_time(conversation, "create_time", conversation.started_at, epoch_seconds)
-    if conversation.ended_at is not None:
-        document["update_time"] = document_time(conversation, "update_time", conversation.ended_at, epoch_seconds)
+    put_times(document, conversation, ("create_time", "update_time"), epoch_seconds)
     document["mapping"] = mapping
     document["current_node"] = path[-1].key if path else root_ids[0]
     if conversation.external_id:

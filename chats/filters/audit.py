@@ -5,10 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 import django_filters
-from django import forms
 from django.db.models import Q, QuerySet
 
-from chats.filters.fields import start_of
+from chats.filters.fields import DayFilter, on_or_after, on_or_before
 from chats.models import AuditEvent, Conversation
 
 
@@ -33,12 +32,8 @@ class AuditEventFilter(django_filters.FilterSet):
     target_type = django_filters.CharFilter(field_name="target_type", label="Target type")
     conversation = django_filters.UUIDFilter(field_name="conversation_uuid", label="Conversation uuid")
     source = django_filters.CharFilter(method="filter_source", label="Source (its conversations)")
-    date_from = django_filters.DateFilter(
-        method="filter_date_from", label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    date_to = django_filters.DateFilter(
-        method="filter_date_to", label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date_from = DayFilter(method="filter_date_from", label="From")
+    date_to = DayFilter(method="filter_date_to", label="To")
 
     class Meta:
         model = AuditEvent
@@ -59,12 +54,10 @@ class AuditEventFilter(django_filters.FilterSet):
         return queryset.filter(conversation_uuid__in=conversations)
 
     def filter_date_from(self, queryset: QuerySet[AuditEvent], name: str, value: dt.date) -> QuerySet[AuditEvent]:
-        return queryset.filter(created_at__gte=start_of(value))
+        return queryset.filter(on_or_after("created_at", value))
 
     def filter_date_to(self, queryset: QuerySet[AuditEvent], name: str, value: dt.date) -> QuerySet[AuditEvent]:
-        if value >= dt.date.max:
-            return queryset
-        return queryset.filter(created_at__lt=start_of(value + dt.timedelta(days=1)))
+        return queryset.filter(on_or_before("created_at", value))
 
     def given_filters(self) -> dict[str, str]:
         """The non-empty filters as the request spelled them, for links that keep them and for the audit trail."""

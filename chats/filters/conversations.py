@@ -18,7 +18,15 @@ from django.db import connection, models
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chats.filters import model_calls
-from chats.filters.fields import AliasedChoiceFilter, SearchFilter, StorableFilterForm, StrictBooleanFilter, start_of
+from chats.filters.fields import (
+    AliasedChoiceFilter,
+    DayFilter,
+    SearchFilter,
+    StorableFilterForm,
+    StrictBooleanFilter,
+    on_or_after,
+    on_or_before,
+)
 from chats.filters.model_setting import ModelSettingFilter
 from chats.models import (
     ArtifactKind,
@@ -125,12 +133,8 @@ class ConversationFilter(django_filters.FilterSet):
     )
     model = django_filters.CharFilter(field_name="model_name", label="Model")
     user = django_filters.CharFilter(field_name="user_external_id", label="User")
-    date_from = django_filters.DateFilter(
-        method="filter_date_from", label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    date_to = django_filters.DateFilter(
-        method="filter_date_to", label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date_from = DayFilter(method="filter_date_from", label="From")
+    date_to = DayFilter(method="filter_date_to", label="To")
     format = django_filters.ChoiceFilter(
         field_name="input_format", choices=InputFormat.choices, label="Format", empty_label="Any format"
     )
@@ -230,17 +234,15 @@ class ConversationFilter(django_filters.FilterSet):
             "reviewed_to when given). A reviewer counts only the reviews of the queues they work for."
         ),
     )
-    reviewed_from = django_filters.DateFilter(
+    reviewed_from = DayFilter(
         method="filter_reviewed",
         label="Reviewed from",
         help_text="Conversations with a review submitted on or after this day (UTC), by reviewed_by when given.",
-        widget=forms.DateInput(attrs={"type": "date"}),
     )
-    reviewed_to = django_filters.DateFilter(
+    reviewed_to = DayFilter(
         method="filter_reviewed",
         label="Reviewed to",
         help_text="Conversations with a review submitted on or before this day (UTC), by reviewed_by when given.",
-        widget=forms.DateInput(attrs={"type": "date"}),
     )
     q = SearchFilter(method="filter_search", label="Search message text")
     # Model calls reported by instrumented applications (OpenTelemetry): chats/model_calls.py.
@@ -287,13 +289,10 @@ class ConversationFilter(django_filters.FilterSet):
             choices_property.__set__(field, choices)
 
     def filter_date_from(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
-        return queryset.filter(last_activity_at__gte=start_of(value))
+        return queryset.filter(on_or_after("last_activity_at", value))
 
     def filter_date_to(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
-        # Inclusive: everything before the start of the next day (the calendar's last day has none: no bound).
-        if value >= dt.date.max:
-            return queryset
-        return queryset.filter(last_activity_at__lt=start_of(value + dt.timedelta(days=1)))
+        return queryset.filter(on_or_before("last_activity_at", value))
 
     def filter_reviewed(self, queryset: QuerySet[Conversation], name: str, value: Any) -> QuerySet[Conversation]:
         return queryset  # read together in filter_queryset: one review must match all three
@@ -310,9 +309,9 @@ class ConversationFilter(django_filters.FilterSet):
             if reviewer:
                 reviews = reviews.filter(reviewer__username=reviewer)
             if since:
-                reviews = reviews.filter(submitted_at__gte=start_of(since))
-            if until and until < dt.date.max:
-                reviews = reviews.filter(submitted_at__lt=start_of(until + dt.timedelta(days=1)))
+                reviews = reviews.filter(on_or_after("submitted_at", since))
+            if until:
+                reviews = reviews.filter(on_or_before("submitted_at", until))
             queryset = queryset.filter(id__in=reviews.values("conversation_id"))
         result: QuerySet[Conversation] = super().filter_queryset(queryset)
         return result

@@ -8,6 +8,7 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.db.models import Q
 
 from chats.storable import unstorable
 from chats.widgets import FilterForm
@@ -85,6 +86,27 @@ class AliasedChoiceFilter(django_filters.ChoiceFilter):
 def start_of(day: dt.date) -> dt.datetime:
     """The first instant of a calendar day, in UTC (the date filters' bounds)."""
     return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+
+
+def on_or_after(field: str, day: dt.date) -> Q:
+    """`field` on `day` (a UTC calendar day) or later."""
+    return Q(**{f"{field}__gte": start_of(day)})
+
+
+def on_or_before(field: str, day: dt.date) -> Q:
+    """`field` on `day` (a UTC calendar day) or earlier. Inclusive: everything before the start of the next day
+    (the calendar's last day has none: no bound)."""
+    if day >= dt.date.max:
+        return Q()
+    return Q(**{f"{field}__lt": start_of(day + dt.timedelta(days=1))})
+
+
+class DayFilter(django_filters.DateFilter):
+    """A UTC calendar day, picked with the browser's date picker."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", forms.DateInput(attrs={"type": "date"}))
+        super().__init__(**kwargs)
 
 
 # A search's text is bounded before any of it is read (chats.selectors.search bounds the words it probes).

@@ -33,6 +33,7 @@ from chats.models.feedback import Feedback, FeedbackLabel, FeedbackOrigin, Label
 from chats.models.jobs import ExportJob, ExportJobPart, JobState, QueueRuleRun
 from chats.models.model_calls import ModelCall
 from chats.models.records import (
+    AUDIT_EVENT_CONTENT,
     AUDIT_GENESIS_HASH,
     AUDIT_VERIFIED_ACTION,
     ApiKeyDailyUsage,
@@ -66,6 +67,7 @@ from chats.models.trends import TrendDay, TrendFigure, TrendMember, TrendTally
 from chats.models.views import MAX_VIEW_NAME, MAX_VIEW_QUERY, SavedView, SavedViewQuerySet
 
 __all__ = [
+    "AUDIT_EVENT_CONTENT",
     "AUDIT_GENESIS_HASH",
     "AUDIT_VERIFIED_ACTION",
     "MAX_LEASE_MINUTES",

@@ -197,6 +197,9 @@ class ApiKeyDailyUsage(models.Model):
 AUDIT_GENESIS_HASH = "0" * 64
 # The event verify_audit writes: the outcome of a walk along the chain, itself part of the chain.
 AUDIT_VERIFIED_ACTION = AuditAction.AUDIT_VERIFIED
+# What an event says, as stored: who did what to which target, in which conversation, the state before and after.
+# The chain's hash covers them (with the id and the time), and the audit export lists them.
+AUDIT_EVENT_CONTENT = ("actor_username", "action", "target_type", "target_id", "conversation_uuid", "before", "after")
 
 
 class AuditEvent(models.Model):

@@ -193,6 +193,10 @@ def question_agreement(
     n_items = sum(1 for row in table.values() if len(row) >= 2)
     meaningful = n_items >= min_items
 
+    per_label: dict[Key, LabelAgreement] = {}
+    alpha: float | None
+    reason: str | None
+    interval: float | None = None
     if kind is QuestionKind.MULTI_LABEL:
         label_sets = cast("dict[Key, dict[Key, frozenset[str]]]", table)  # what _clean keeps of a multi-label answer
         labels = _domain(
@@ -201,26 +205,16 @@ def question_agreement(
         per_label = {
             label: _label_agreement(label, label_sets, reviewers, n_items, n_answers, min_items) for label in labels
         }
+        alpha, reason = None, MULTI_LABEL_ALPHA
         # The pair figures treat an answer's whole set of labels as one category (exact match).
         pairs = _pairs(table, reviewers, domain=None, min_items=min_items)
-        return QuestionAgreement(
-            kind=kind,
-            level_of_measurement=kind.level_of_measurement,
-            alpha=None,
-            alpha_reason=MULTI_LABEL_ALPHA,
-            n_items=n_items,
-            n_answers=n_answers,
-            n_reviewers=len(reviewers),
-            meaningful=meaningful,
-            pairs=pairs,
-            per_label=per_label,
-        )
-
-    domain = _domain(kind, (value for row in table.values() for value in row.values()), options)
-    alpha, reason = _alpha(table, reviewers, domain, kind.level_of_measurement)
-    ordinal = kind is QuestionKind.ORDINAL
-    numeric = all(_numeric(value) for row in table.values() for value in row.values())
-    interval = _interval_alpha(table, reviewers) if ordinal and numeric and alpha is not None else None
+    else:
+        domain = _domain(kind, (value for row in table.values() for value in row.values()), options)
+        alpha, reason = _alpha(table, reviewers, domain, kind.level_of_measurement)
+        ordinal = kind is QuestionKind.ORDINAL
+        numeric = all(_numeric(value) for row in table.values() for value in row.values())
+        interval = _interval_alpha(table, reviewers) if ordinal and numeric and alpha is not None else None
+        pairs = _pairs(table, reviewers, domain=domain, min_items=min_items, weighted=ordinal)
     return QuestionAgreement(
         kind=kind,
         level_of_measurement=kind.level_of_measurement,
@@ -230,7 +224,8 @@ def question_agreement(
         n_answers=n_answers,
         n_reviewers=len(reviewers),
         meaningful=meaningful,
-        pairs=_pairs(table, reviewers, domain=domain, min_items=min_items, weighted=ordinal),
+        pairs=pairs,
+        per_label=per_label,
         alpha_interval=interval,
     )
 

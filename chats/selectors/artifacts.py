@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Count, DateTimeField, F, Q, Value, When
+from django.db.models import Case, Count, DateTimeField, F, Q, QuerySet, Value, When
 from django.db.models.functions import Cast, Coalesce
 from django.utils.dateparse import parse_datetime
 
@@ -156,39 +156,45 @@ def artifact_where(filters: ArtifactFilters, after: tuple[str, str] | None = Non
 _SEEN_COLUMNS = ("a_kind", "a_id", "a_conv", "a_injected", "a_unused", "a_violation", "a_at", "a_received")
 
 
-def _seen(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> tuple[str, tuple[Any, ...]]:
-    """SQL (and its parameters) of every sighting of an artifact in scope: one row per injection and one per id
-    a context lists, in the same columns, so that one GROUP BY counts them all."""
-    where = artifact_where(filters, after)
-    injected = (
-        InjectedArtifact.objects.filter(where)
-        .annotate(
+def _sightings(
+    rows: QuerySet[Any], *, injected: Any, unused: Any, violation: Any, at: Any = None, received: Any = None
+) -> QuerySet[Any]:
+    """`rows` (injections, or listed ids) as sightings in the _SEEN_COLUMNS: the artifact and its conversation, and
+    the given flags and times (no time: NULL)."""
+    sightings: QuerySet[Any] = (
+        rows.annotate(
             a_kind=F("kind"),
             a_id=F("artifact_id"),
             a_conv=F("conversation_id"),
-            a_injected=Value(1),
-            a_unused=Value(0),
-            a_violation=Case(When(verdict__in=NOT_PERMITTED, then=Value(1)), default=Value(0)),
-            a_at=_given_at(),
-            a_received=_received_at(),
+            a_injected=injected,
+            a_unused=unused,
+            a_violation=violation,
+            a_at=Cast(Value(None), DateTimeField()) if at is None else at,
+            a_received=Cast(Value(None), DateTimeField()) if received is None else received,
         )
         .order_by()
         .values(*_SEEN_COLUMNS)
     )
-    listed = (
-        ContextArtifactId.objects.filter(where)
-        .annotate(
-            a_kind=F("kind"),
-            a_id=F("artifact_id"),
-            a_conv=F("conversation_id"),
-            a_injected=Value(0),
-            a_unused=Case(When(state=ContextIdState.UNUSED, then=Value(1)), default=Value(0)),
-            a_violation=Value(0),
-            a_at=Cast(Value(None), DateTimeField()),
-            a_received=Cast(Value(None), DateTimeField()),
-        )
-        .order_by()
-        .values(*_SEEN_COLUMNS)
+    return sightings
+
+
+def _seen(filters: ArtifactFilters, after: tuple[str, str] | None = None) -> tuple[str, tuple[Any, ...]]:
+    """SQL (and its parameters) of every sighting of an artifact in scope: one row per injection and one per id
+    a context lists, in the same columns, so that one GROUP BY counts them all."""
+    where = artifact_where(filters, after)
+    injected = _sightings(
+        InjectedArtifact.objects.filter(where),
+        injected=Value(1),
+        unused=Value(0),
+        violation=Case(When(verdict__in=NOT_PERMITTED, then=Value(1)), default=Value(0)),
+        at=_given_at(),
+        received=_received_at(),
+    )
+    listed = _sightings(
+        ContextArtifactId.objects.filter(where),
+        injected=Value(0),
+        unused=Case(When(state=ContextIdState.UNUSED, then=Value(1)), default=Value(0)),
+        violation=Value(0),
     )
     sql, params = injected.union(listed, all=True).query.sql_with_params()
     return sql, tuple(params)

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from chats.diffs import FieldChange, field_changes
 from chats.integers import parse_int
-from chats.models import AUDIT_VERIFIED_ACTION, AuditEvent, Message, Source
+from chats.models import AUDIT_EVENT_CONTENT, AUDIT_VERIFIED_ACTION, AuditEvent, Message, Source
 
 
 @dataclass(frozen=True)
@@ -255,19 +255,7 @@ def audit_event_read(pk: int, *, staff: bool) -> AuditRow | None:
 
 
 EXPORT_CHUNK = 2000
-EXPORT_FIELDS = (
-    "id",
-    "created_at",
-    "actor_username",
-    "action",
-    "target_type",
-    "target_id",
-    "conversation_uuid",
-    "before",
-    "after",
-    "prev_hash",
-    "event_hash",
-)
+EXPORT_FIELDS = ("id", "created_at", *AUDIT_EVENT_CONTENT, "prev_hash", "event_hash")
 # A spreadsheet reads a cell that begins with one of these as a formula (OWASP, "CSV Injection").
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 

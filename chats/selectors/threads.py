@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import quote
 
 from django.conf import settings
@@ -409,28 +409,21 @@ def _siblings(conversation: Conversation, window: PathWindow) -> dict[int | None
     return children_of
 
 
-def thread_read(
-    conversation: Conversation,
-    *,
-    user: object,
-    at: int | None = None,
-    after: int | None = None,
-    around: int | None = None,
-    unanswered_after: int | None = None,
-    limit: int | None = None,
-    byte_budget: int | None = None,
-) -> Thread:
-    """A window of the thread (``path_window``; by default the whole path) and everything shown with it, in a fixed
-    number of queries whatever the thread's size."""
-    window = path_window(
-        conversation,
-        at=at,
-        after=after,
-        around=around,
-        unanswered_after=unanswered_after,
-        limit=limit,
-        byte_budget=byte_budget,
-    )
+class WindowOptions(TypedDict, total=False):
+    """``path_window``'s choice of window, as another reader passes it on (each None or absent: its default)."""
+
+    at: int | None
+    after: int | None
+    around: int | None
+    unanswered_after: int | None
+    limit: int | None
+    byte_budget: int | None
+
+
+def thread_read(conversation: Conversation, *, user: object, **options: Unpack[WindowOptions]) -> Thread:
+    """A window of the thread (``path_window`` with ``options``; by default the whole path) and everything shown
+    with it, in a fixed number of queries whatever the thread's size."""
+    window = path_window(conversation, **options)
     items = {m.pk: ThreadMessage(message=m) for m in window.messages}
     children_of = _siblings(conversation, window)
     for item in items.values():

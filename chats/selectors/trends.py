@@ -210,27 +210,19 @@ def feedback(span: Range) -> tuple[Figure, Figure]:
     def means(group: str) -> dict[tuple[str, dt.date], dict[str, float]]:
         return {key: {"mean_score": total / n} for key, (total, n) in sums[group].items() if n}
 
-    by_model = _figure(
-        "feedback-model",
-        "Thumbs-down share by model",
-        "Of the conversations with scored feedback, the share with a thumbs down, per model.",
-        span,
-        down["model"],
-        lambda name: {"model": name, "score": str(Score.DOWN.value)},
-        totals=scored["model"],
-        extras=means("model"),
-    )
-    by_workflow = _figure(
-        "feedback-workflow",
-        "Thumbs-down share by workflow",
-        "Of the conversations with scored feedback, the share with a thumbs down, per workflow.",
-        span,
-        down["workflow"],
-        lambda name: {"workflow": name, "score": str(Score.DOWN.value)},
-        totals=scored["workflow"],
-        extras=means("workflow"),
-    )
-    return by_model, by_workflow
+    def figure(group: str) -> Figure:
+        return _figure(
+            f"feedback-{group}",
+            f"Thumbs-down share by {group}",
+            f"Of the conversations with scored feedback, the share with a thumbs down, per {group}.",
+            span,
+            down[group],
+            lambda name: {group: name, "score": str(Score.DOWN.value)},
+            totals=scored[group],
+            extras=means(group),
+        )
+
+    return figure("model"), figure("workflow")
 
 
 def _tallies(span: Range) -> dict[str, dict[tuple[str, dt.date], int]]:

@@ -24,12 +24,12 @@ import functools
 import getpass
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AnonymousUser, Permission, User
@@ -138,74 +138,100 @@ def audited_delete(obj: Model, *, actor: Actor) -> AuditEvent:
 def audited_update(obj: Model, values: dict[str, Any], *, actor: Actor) -> bool:
     """Set the fields named in `values` and record "<model>.updated" with those fields before and after; nothing
     is written when none changes. Whether anything changed."""
+    if all(getattr(obj, name) == value for name, value in values.items()):
+        return False
+    with transaction.atomic(), audit_scope():
+        return audited_set(obj, values, actor=actor)
+
+
+def audited_set(
+    obj: Model,
+    values: dict[str, Any],
+    *,
+    actor: Actor,
+    action: AuditAction | None = None,
+    target_id: object = None,
+    conversation_uuid: str | uuid.UUID | None = None,
+) -> bool:
+    """Within an audited write: set the fields named in `values` and record `action` ("<model>.updated" unless
+    given) on the row (`target_id`: its primary key unless given) with those fields before and after; nothing is
+    written when none changes. Whether anything changed."""
     before = {name: getattr(obj, name) for name in values}
     if before == values:
         return False
-    with transaction.atomic(), audit_scope():
-        for name, value in values.items():
-            setattr(obj, name, value)
-        obj.save(update_fields=list(values))
-        model = str(obj._meta.model_name)
-        audit_record(
-            actor=actor,
-            action=AuditAction.row(model, "updated"),
-            target_type=model,
-            target_id=obj.pk,
-            before=before,
-            after=values,
-        )
+    for name, value in values.items():
+        setattr(obj, name, value)
+    obj.save(update_fields=list(values))
+    model = str(obj._meta.model_name)
+    audit_record(
+        actor=actor,
+        action=AuditAction.row(model, "updated") if action is None else action,
+        target_type=model,
+        target_id=obj.pk if target_id is None else target_id,
+        conversation_uuid=conversation_uuid,
+        before=before,
+        after=values,
+    )
     return True
 
 
 # --- events ---------------------------------------------------------------------------------------------------
 
 
-def audit_event(
-    *,
-    actor: Actor,
-    action: AuditAction,
-    target_type: str,
-    target_id: object,
-    conversation_uuid: str | uuid.UUID | None = None,
-    before: object = None,
-    after: object = None,
-) -> AuditEvent:
+# A target's state, as an event records it: field names and their values.
+JSONMap = Mapping[str, Any]
+
+
+class EventFields(TypedDict):
+    """What an audit event records: who did what to which target; the conversation it concerns, and the state
+    before and after, when there are such."""
+
+    actor: Actor
+    action: AuditAction
+    target_type: str
+    target_id: object
+    conversation_uuid: NotRequired[str | uuid.UUID | None]
+    before: NotRequired[object]
+    after: NotRequired[object]
+
+
+def audit_event(**fields: Unpack[EventFields]) -> AuditEvent:
     """An unsaved event (the bulk writer inserts many at once); `audit_record` saves one."""
-    user = actor if isinstance(actor, User) else None
+    actor = fields["actor"]
     return AuditEvent(
-        actor=user,
+        actor=actor if isinstance(actor, User) else None,
         # A copy of who it was, which also names a source acting by its key ("source:masterbrain").
         actor_username=actor.get_username()[:150] if actor is not None else "",
-        action=str(action),  # stored as its value
-        target_type=target_type,
-        target_id=str(target_id),
-        conversation_uuid=conversation_uuid,
-        before=before,
-        after=after,
+        action=str(fields["action"]),  # stored as its value
+        target_type=fields["target_type"],
+        target_id=str(fields["target_id"]),
+        conversation_uuid=fields.get("conversation_uuid"),
+        before=fields.get("before"),
+        after=fields.get("after"),
     )
 
 
-def audit_record(
-    *,
-    actor: Actor,
-    action: AuditAction,
-    target_type: str,
-    target_id: object,
-    conversation_uuid: str | uuid.UUID | None = None,
-    before: object = None,
-    after: object = None,
+def audit_record(**fields: Unpack[EventFields]) -> AuditEvent:
+    """Record one event (`audit_event`, saved)."""
+    event = audit_event(**fields)
+    audit_insert([event])
+    return event
+
+
+def audit_record_changes(
+    *, actor: Actor, action: AuditAction, target_type: str, target_id: object, before: JSONMap, after: JSONMap
 ) -> AuditEvent:
-    event = audit_event(
+    """Record a change of a target's state (`before` and `after`: the same keys), with only the keys whose values
+    changed."""
+    changed = [key for key in after if after[key] != before[key]]
+    return audit_record(
         actor=actor,
         action=action,
         target_type=target_type,
         target_id=target_id,
-        conversation_uuid=conversation_uuid,
-        before=before,
-        after=after,
+        before={key: before[key] for key in changed},
+        after={key: after[key] for key in changed},
     )
-    audit_insert([event])
-    return event
 
 
 def jsonable(value: Any) -> Any:

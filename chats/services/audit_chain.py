@@ -22,21 +22,11 @@ from typing import Any
 from django.db import connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from chats.models import AUDIT_GENESIS_HASH, AuditEvent
+from chats.models import AUDIT_EVENT_CONTENT, AUDIT_GENESIS_HASH, AuditEvent
 
 # The fields an event's hash covers, as stored. Not `actor_id`: deleting a user sets it to NULL (the one change the
 # append-only trigger lets through), and `actor_username` keeps who it was.
-CHAIN_FIELDS = (
-    "id",
-    "actor_username",
-    "action",
-    "target_type",
-    "target_id",
-    "conversation_uuid",
-    "before",
-    "after",
-    "created_at",
-)
+CHAIN_FIELDS = ("id", *AUDIT_EVENT_CONTENT, "created_at")
 # pg_advisory_xact_lock's key for "appending to the audit chain"; any constant no other lock in the database uses.
 CHAIN_LOCK_KEY = 0x6D62_6175_6469_7401
 # Events inserted per statement, and read per round trip when the chain is walked.

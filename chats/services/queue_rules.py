@@ -22,7 +22,7 @@ from chats.json_types import JSONMapping, JSONObject
 from chats.models import Conversation, JobState, Queue, QueueRule, QueueRuleRun
 from chats.review.sampling import rule_takes
 from chats.roles import lead_required, person_roles
-from chats.services.audit import Actor, audit_record, audited_write, jsonable
+from chats.services.audit import Actor, audit_record, audit_record_changes, audited_write, jsonable
 from chats.services.dispatch import QUEUE_RULE_RUN, task_send
 from chats.services.review import ADD_BATCH, queue_add_conversation_ids
 from chats.transient import TRANSIENT_ERRORS
@@ -132,18 +132,17 @@ def rule_update(
     if enabled is not None:
         rule.enabled = _checked_enabled(enabled)
     after = _rule_state(rule)
-    changed = [key for key in after if after[key] != before[key]]
-    if not changed:
+    if after == before:
         return False
     rule.updated_at = timezone.now()
     rule.save(update_fields=["name", "filters", "sample_rate", "enabled", "updated_at"])
-    audit_record(
+    audit_record_changes(
         actor=actor,
         action=AuditAction.QUEUE_RULE_UPDATED,
         target_type="queue_rule",
         target_id=rule.pk,
-        before={key: before[key] for key in changed},
-        after={key: after[key] for key in changed},
+        before=before,
+        after=after,
     )
     return True
 

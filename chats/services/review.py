@@ -34,7 +34,7 @@ from chats.review.rubric import answers_errors, normalized_questions, rubric_err
 from chats.roles import NONE, lead_required, person_roles
 from chats.selectors.pinning import Pin, active_path_pin, resolution_pin, review_pin
 from chats.selectors.review import current_rubric
-from chats.services.audit import Actor, audit_record, audited_write, jsonable
+from chats.services.audit import Actor, audit_record, audit_record_changes, audited_set, audited_write, jsonable
 from chats.storable import check
 
 
@@ -42,21 +42,14 @@ from chats.storable import check
 def conversation_set_review_status(*, actor: User, conversation: Conversation, status: str) -> bool:
     if status not in ReviewStatus.values:
         raise InvalidInput([{"path": "/status", "message": f"must be one of {', '.join(ReviewStatus.values)}"}])
-    before = conversation.review_status
-    if before == status:
-        return False
-    conversation.review_status = status
-    conversation.save(update_fields=["review_status"])
-    audit_record(
+    return audited_set(
+        conversation,
+        {"review_status": status},
         actor=actor,
         action=AuditAction.CONVERSATION_STATUS_CHANGED,
-        target_type="conversation",
         target_id=conversation.uuid,
         conversation_uuid=conversation.uuid,
-        before={"review_status": before},
-        after={"review_status": status},
     )
-    return True
 
 
 # --- Team review: queues, rubrics, items, leases, reviews and resolutions ---------------------------------------
@@ -180,16 +173,15 @@ def queue_update(
     if members is not None:
         queue.members.set(list(members))
     after = _queue_state(queue, rubric)
-    changed = [key for key in after if after[key] != before[key]]
-    if not changed:
+    if after == before:
         return False
-    audit_record(
+    audit_record_changes(
         actor=actor,
         action=AuditAction.QUEUE_UPDATED,
         target_type="queue",
         target_id=queue.pk,
-        before={key: before[key] for key in changed},
-        after={key: after[key] for key in changed},
+        before=before,
+        after=after,
     )
     return True
 
@@ -280,20 +272,7 @@ def queue_set_lease_minutes(*, actor: User, queue: Queue, lease_minutes: int) ->
     _ensure_lead(actor)
     minutes = _checked_lease_minutes(lease_minutes)
     queue = Queue.objects.select_for_update().get(pk=queue.pk)
-    before = queue.lease_minutes
-    if before == minutes:
-        return False
-    queue.lease_minutes = minutes
-    queue.save(update_fields=["lease_minutes"])
-    audit_record(
-        actor=actor,
-        action=AuditAction.QUEUE_UPDATED,
-        target_type="queue",
-        target_id=queue.pk,
-        before={"lease_minutes": before},
-        after={"lease_minutes": minutes},
-    )
-    return True
+    return audited_set(queue, {"lease_minutes": minutes}, actor=actor, action=AuditAction.QUEUE_UPDATED)
 
 
 def _ensure_member(queue: Queue, reviewer: User) -> None:
@@ -381,38 +360,60 @@ def _review_answers(item: QueueItem, answers: object, *, complete: bool, pin: Pi
     return rubric, cast(JSONObject, answers)
 
 
-@audited_write
-def review_save_draft(*, reviewer: User, item: QueueItem, answers: object) -> Review:
-    """Save `reviewer`'s answers so far (any subset) as a draft, under the queue's current rubric."""
+def _review_begin(
+    reviewer: User, item: QueueItem, answers: object, *, complete: bool
+) -> tuple[Pin, RubricVersion, JSONObject]:
+    """What saving and submitting a review start with: the reviewer a member of the queue, `answers` checked
+    against the path the reviewer sees, and the lock review_save_draft, review_submit and item_lease_next take, so
+    that writes of one review sent together (quick key presses) wait for each other instead of both inserting it."""
     _ensure_member(item.queue, reviewer)
     pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
-    rubric, answers = _review_answers(item, answers, complete=False, pin=pin)
-    # The lock review_submit and item_lease_next take, first: saves of one review sent together (quick key
-    # presses) wait for each other instead of both inserting it.
+    rubric, checked = _review_answers(item, answers, complete=complete, pin=pin)
     Queue.objects.select_for_update().filter(pk=item.queue_id).first()
-    review = Review.objects.select_for_update().filter(item=item, reviewer=reviewer).first()
+    return pin, rubric, checked
+
+
+def _unsubmitted(review: Review | None) -> Review | None:
     if review is not None and review.state == ReviewState.SUBMITTED:
         raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])
+    return review
+
+
+def _review_write(
+    review: Review | None, *, item: QueueItem, reviewer: User, values: dict[str, Any], now: datetime
+) -> Review:
+    """`reviewer`'s review of `item` with `values`: created, or `review` updated in place."""
     if review is None:
-        review = Review.objects.create(
-            conversation_id=item.conversation_id,
-            item=item,
-            reviewer=reviewer,
-            rubric_version=rubric,
-            answers=answers,
-            **pin.fields(),
-        )
-    else:
-        review.rubric_version, review.answers, review.updated_at = rubric, answers, timezone.now()
-        review.pinned_leaf_key, review.pinned_path_sha256 = pin.leaf_key, pin.path_sha256
-        review.save(update_fields=["rubric_version", "answers", "updated_at", *pin.fields()])
+        return Review.objects.create(conversation_id=item.conversation_id, item=item, reviewer=reviewer, **values)
+    for field, value in values.items():
+        setattr(review, field, value)
+    review.updated_at = now
+    review.save(update_fields=[*values, "updated_at"])
+    return review
+
+
+def _review_audit(
+    action: AuditAction, *, reviewer: User, item: QueueItem, review: Review, rubric: RubricVersion, answers: JSONObject
+) -> None:
     audit_record(
         actor=reviewer,
-        action=AuditAction.REVIEW_DRAFT_SAVED,
+        action=action,
         target_type="review",
         target_id=review.pk,
         conversation_uuid=item.conversation.uuid,
         after={"item": item.pk, "rubric_version": rubric.version, "answers": answers},
+    )
+
+
+@audited_write
+def review_save_draft(*, reviewer: User, item: QueueItem, answers: object) -> Review:
+    """Save `reviewer`'s answers so far (any subset) as a draft, under the queue's current rubric."""
+    pin, rubric, checked = _review_begin(reviewer, item, answers, complete=False)
+    review = _unsubmitted(Review.objects.select_for_update().filter(item=item, reviewer=reviewer).first())
+    values = {"rubric_version": rubric, "answers": checked, **pin.fields()}
+    review = _review_write(review, item=item, reviewer=reviewer, values=values, now=timezone.now())
+    _review_audit(
+        AuditAction.REVIEW_DRAFT_SAVED, reviewer=reviewer, item=item, review=review, rubric=rubric, answers=checked
     )
     return review
 
@@ -421,41 +422,25 @@ def review_save_draft(*, reviewer: User, item: QueueItem, answers: object) -> Re
 def review_submit(*, reviewer: User, item: QueueItem, answers: object) -> Review:
     """Submit `reviewer`'s review of `item`, once: every question but the text ones answered. The reviewer must
     hold the item, or the item must still have a free slot."""
-    _ensure_member(item.queue, reviewer)
-    pin = review_pin(item=item, reviewer=reviewer, now=timezone.now())
-    rubric, answers = _review_answers(item, answers, complete=True, pin=pin)
-    Queue.objects.select_for_update().filter(pk=item.queue_id).first()  # the lock item_lease_next takes
+    pin, rubric, checked = _review_begin(reviewer, item, answers, complete=True)
     item = QueueItem.objects.select_related("queue").get(pk=item.pk)
     now = timezone.now()
-    review = Review.objects.filter(item=item, reviewer=reviewer).first()
-    if review is not None and review.state == ReviewState.SUBMITTED:
-        raise InvalidInput([{"path": "/answers", "message": "this review is already submitted"}])
+    review = _unsubmitted(Review.objects.filter(item=item, reviewer=reviewer).first())
     holds = Lease.objects.filter(item=item, reviewer=reviewer, expires_at__gt=now).exists()
     if not holds and _free_slots(item, reviewer, now) <= 0:
         raise InvalidInput([{"path": "/item", "message": "this item has all the reviews it needs"}])
     values = {
         "rubric_version": rubric,
-        "answers": answers,
+        "answers": checked,
         "state": ReviewState.SUBMITTED,
         "submitted_at": now,
         **pin.fields(),
     }
-    if review is None:
-        review = Review.objects.create(conversation_id=item.conversation_id, item=item, reviewer=reviewer, **values)
-    else:
-        for field, value in values.items():
-            setattr(review, field, value)
-        review.updated_at = now
-        review.save(update_fields=[*values, "updated_at"])
+    review = _review_write(review, item=item, reviewer=reviewer, values=values, now=now)
     Lease.objects.filter(item=item, reviewer=reviewer).delete()
     QueueItem.objects.filter(pk=item.pk).update(submitted_count=F("submitted_count") + 1)
-    audit_record(
-        actor=reviewer,
-        action=AuditAction.REVIEW_SUBMITTED,
-        target_type="review",
-        target_id=review.pk,
-        conversation_uuid=item.conversation.uuid,
-        after={"item": item.pk, "rubric_version": rubric.version, "answers": answers},
+    _review_audit(
+        AuditAction.REVIEW_SUBMITTED, reviewer=reviewer, item=item, review=review, rubric=rubric, answers=checked
     )
     return review
 

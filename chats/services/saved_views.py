@@ -17,7 +17,7 @@ from chats.errors import InvalidInput, NotAllowed
 from chats.filters.conversations import ConversationFilter, conversation_filter_checked
 from chats.models import MAX_VIEW_NAME, MAX_VIEW_QUERY, SavedView
 from chats.roles import person_roles
-from chats.services.audit import audit_record, audited_write
+from chats.services.audit import audit_record, audit_record_changes, audited_write
 from chats.storable import check
 
 # The list's own parameters besides its filters, and the values each may take.
@@ -119,17 +119,16 @@ def saved_view_update(
         _may_share(actor, shared)
         view.shared = shared
     after = _values(view)
-    changed = [key for key in after if after[key] != before[key]]
-    if not changed:
+    if after == before:
         return view
     _saved(view)
-    audit_record(
+    audit_record_changes(
         actor=actor,
         action=AuditAction.SAVED_VIEW_UPDATED,
         target_type="saved_view",
         target_id=view.pk,
-        before={key: before[key] for key in changed},
-        after={key: after[key] for key in changed},
+        before=before,
+        after=after,
     )
     return view
 

@@ -141,6 +141,26 @@ def _flat_tool_calls(flat: dict[str, Any], prefix: str, *, id: str, name: str, a
     return calls
 
 
+def _role(flat: dict[str, Any], key: str, read: SpanRead, where: str) -> str | None:
+    """A flattened message's role, under `key`; None, with a warning, when it has none (it is left out)."""
+    role = flat.get(key)
+    if not isinstance(role, str) or not role:
+        read.warnings.append(f"{where}: a message without {key}; left out")
+        return None
+    return role
+
+
+def _add_references(message: dict[str, Any], flat: dict[str, Any], prefix: str, calls: list[dict[str, Any]]) -> None:
+    """Give `message` what ties it to other messages: its name and the id of the call it answers (non-empty text
+    under `prefix`), and the tool `calls` it makes, when it makes some."""
+    for key in ("name", "tool_call_id"):
+        value = flat.get(f"{prefix}{key}")
+        if isinstance(value, str) and value:
+            message[key] = value
+    if calls:
+        message["tool_calls"] = calls
+
+
 # --- form 2: OpenInference --------------------------------------------------------------------------------------
 
 
@@ -148,9 +168,8 @@ _OPENINFERENCE_KEYS = frozenset({"message.role", "message.content", "message.nam
 
 
 def openinference_message(flat: dict[str, Any], read: SpanRead, where: str) -> dict[str, Any] | None:
-    role = flat.get("message.role")
-    if not isinstance(role, str) or not role:
-        read.warnings.append(f"{where}: a message without message.role; left out")
+    role = _role(flat, "message.role", read, where)
+    if role is None:
         return None
     message: dict[str, Any] = {"role": role}
     contents = indexed(flat, "message.contents.")
@@ -171,19 +190,18 @@ def openinference_message(flat: dict[str, Any], read: SpanRead, where: str) -> d
         message["content"] = parts
     else:
         message["content"] = None
-    for key in ("name", "tool_call_id"):
-        value = flat.get(f"message.{key}")
-        if isinstance(value, str) and value:
-            message[key] = value
-    calls = _flat_tool_calls(
+    _add_references(
+        message,
         flat,
-        "message.tool_calls.",
-        id="tool_call.id",
-        name="tool_call.function.name",
-        arguments="tool_call.function.arguments",
+        "message.",
+        _flat_tool_calls(
+            flat,
+            "message.tool_calls.",
+            id="tool_call.id",
+            name="tool_call.function.name",
+            arguments="tool_call.function.arguments",
+        ),
     )
-    if calls:
-        message["tool_calls"] = calls
     known = ("message.contents.", "message.tool_calls.")
     other = {key: value for key, value in flat.items() if key not in _OPENINFERENCE_KEYS and not key.startswith(known)}
     if other:
@@ -198,9 +216,8 @@ _OPENLLMETRY_KEYS = frozenset({"role", "content", "name", "tool_call_id"})
 
 
 def openllmetry_message(flat: dict[str, Any], read: SpanRead, where: str) -> dict[str, Any] | None:
-    role = flat.get("role")
-    if not isinstance(role, str) or not role:
-        read.warnings.append(f"{where}: a message without role; left out")
+    role = _role(flat, "role", read, where)
+    if role is None:
         return None
     content = flat.get("content")
     if isinstance(content, str) and content.startswith("[") and content.endswith("]"):
@@ -208,13 +225,9 @@ def openllmetry_message(flat: dict[str, Any], read: SpanRead, where: str) -> dic
         if isinstance(parsed, list) and all(isinstance(part, dict) and "type" in part for part in parsed):
             content = parsed
     message: dict[str, Any] = {"role": role, "content": content if isinstance(content, str | list) else None}
-    for key in ("name", "tool_call_id"):
-        value = flat.get(key)
-        if isinstance(value, str) and value:
-            message[key] = value
-    calls = _flat_tool_calls(flat, "tool_calls.", id="id", name="name", arguments="arguments")
-    if calls:
-        message["tool_calls"] = calls
+    _add_references(
+        message, flat, "", _flat_tool_calls(flat, "tool_calls.", id="id", name="name", arguments="arguments")
+    )
     other = {
         key: value for key, value in flat.items() if key not in _OPENLLMETRY_KEYS and not key.startswith("tool_calls.")
     }

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from chats.errors import InvalidInput
+from chats.management.people import add_person_arguments, refusal_as_command_error
 from chats.services.audit import CommandActor
-from chats.services.people import ROLES, person_create
+from chats.services.people import person_create
 
 
 class Command(BaseCommand):
@@ -16,16 +16,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("username")
-        parser.add_argument("--role", action="append", choices=ROLES, required=True, dest="roles")
+        add_person_arguments(parser)
         parser.add_argument("--email", default="")
 
     def handle(self, *args: object, username: str, roles: list[str], email: str, **options: object) -> None:
-        try:
+        with refusal_as_command_error():
             user, password = person_create(
                 username=username, roles=roles, email=email, actor=CommandActor("create_user")
             )
-        except InvalidInput as error:
-            raise CommandError(str(error)) from error
         self.stdout.write(f"Created {user.username} ({', '.join(roles)}). Their password, shown once:")
         self.stdout.write(password)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
+from chats.management.retention import retention_days
 from chats.services.audit import CommandActor
 from chats.services.reads import read_audit_prune
 
@@ -28,17 +28,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        days = options["days"]
+        days = retention_days(
+            self, options["days"], setting="MASTERBRAIN_READ_AUDIT_RETENTION_DAYS", kept="Views", verb="delete"
+        )
         if days is None:
-            days = settings.MASTERBRAIN_READ_AUDIT_RETENTION_DAYS
-            if days == 0:
-                self.stdout.write(
-                    "Views are kept forever (MASTERBRAIN_READ_AUDIT_RETENTION_DAYS is 0): nothing to do. "
-                    "Pass --days N to delete older ones anyway."
-                )
-                return
-        if days < 0:
-            raise CommandError("--days cannot be negative")
+            return
         result = read_audit_prune(older_than_days=days, actor=CommandActor("prune_read_audit"))
         self.stdout.write(
             f"Deleted {result.deleted} read event(s) recorded before {result.cutoff.isoformat()}. "

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 from django.template.defaultfilters import filesizeformat
 
+from chats.management.retention import retention_days
 from chats.services.audit import CommandActor
 from chats.services.receipts import receipt_payloads_prune
 
@@ -29,17 +29,15 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Count what would be removed; change nothing.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        days = options["days"]
+        days = retention_days(
+            self,
+            options["days"],
+            setting="MASTERBRAIN_RECEIPT_PAYLOAD_RETENTION_DAYS",
+            kept="Payloads",
+            verb="remove",
+        )
         if days is None:
-            days = settings.MASTERBRAIN_RECEIPT_PAYLOAD_RETENTION_DAYS
-            if days == 0:
-                self.stdout.write(
-                    "Payloads are kept forever (MASTERBRAIN_RECEIPT_PAYLOAD_RETENTION_DAYS is 0): nothing to do. "
-                    "Pass --days N to remove older ones anyway."
-                )
-                return
-        if days < 0:
-            raise CommandError("--days cannot be negative")
+            return
         result = receipt_payloads_prune(
             older_than_days=days, actor=CommandActor("prune_receipt_payloads"), dry_run=options["dry_run"]
         )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chats.errors import InvalidInput
+from chats.management.people import add_person_arguments, refusal_as_command_error
 from chats.services.audit import CommandActor
-from chats.services.people import ROLES, person_roles_of, person_roles_set
+from chats.services.people import person_roles_of, person_roles_set
 
 
 class Command(BaseCommand):
@@ -17,17 +17,14 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("username")
-        parser.add_argument("--role", action="append", choices=ROLES, required=True, dest="roles")
+        add_person_arguments(parser)
 
     def handle(self, *args: object, username: str, roles: list[str], **options: object) -> None:
         user = User.objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"No user {username!r}: create_user makes one.")
         before = person_roles_of(user)
-        try:
+        with refusal_as_command_error():
             person_roles_set(user=user, roles=roles, actor=CommandActor("set_role"))
-        except InvalidInput as error:
-            raise CommandError(str(error)) from error
         after = person_roles_of(User.objects.get(pk=user.pk))
         self.stdout.write(f"{user.username}: {', '.join(before) or 'no role'} -> {', '.join(after)}")
