@@ -11,16 +11,20 @@ from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from chats.api.permissions import api_roles
-from chats.api.review_access import ERRORS, IsPerson, lead_roles, person_of, valid_input
+from chats.api.review_access import (
+    ERRORS,
+    PersonView,
+    lead_roles,
+    overseer_roles,
+    person_of,
+    refuse_missing,
+    valid_input,
+)
 from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error
 from chats.api.serializers.datasets import DatasetCreateSerializer, DatasetExportQuery, DatasetSerializer
-from chats.errors import InvalidInput
 from chats.models import Dataset, Queue
 from chats.selectors.datasets import datasets_list
 from chats.services.datasets import dataset_snapshot_create
@@ -34,9 +38,7 @@ def _dataset(pk: int) -> Dataset:
     return dataset
 
 
-class DatasetListView(APIView):
-    permission_classes = [IsPerson]
-
+class DatasetListView(PersonView):
     @extend_schema(
         operation_id="datasets_list",
         summary="List datasets",
@@ -58,22 +60,14 @@ class DatasetListView(APIView):
         lead_roles(request)
         data = valid_input(DatasetCreateSerializer, request.data)
         found = Queue.objects.in_bulk(data["queues"])
-        missing = [
-            {"path": f"/queues/{index}", "message": "no such queue"}
-            for index, pk in enumerate(data["queues"])
-            if pk not in found
-        ]
-        if missing:
-            raise InvalidInput(missing)
+        refuse_missing("queues", data["queues"], found, "no such queue")
         dataset = dataset_snapshot_create(
             actor=person_of(request), name=data["name"], queues=list(found.values()), description=data["description"]
         )
         return Response(DatasetSerializer(_dataset(dataset.pk)).data, status=status.HTTP_201_CREATED)
 
 
-class DatasetDetailView(APIView):
-    permission_classes = [IsPerson]
-
+class DatasetDetailView(PersonView):
     @extend_schema(
         operation_id="datasets_retrieve",
         summary="A dataset",
@@ -83,9 +77,7 @@ class DatasetDetailView(APIView):
         return Response(DatasetSerializer(_dataset(pk)).data)
 
 
-class DatasetExportView(APIView):
-    permission_classes = [IsPerson]
-
+class DatasetExportView(PersonView):
     @extend_schema(
         operation_id="datasets_export",
         summary="Export a dataset as JSONL (leads and auditors)",
@@ -119,9 +111,7 @@ class DatasetExportView(APIView):
         },
     )
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
-        roles = api_roles(request)
-        if not roles.can_oversee:
-            raise PermissionDenied("Only leads and auditors export datasets (they hold the gold answers).")
+        overseer_roles(request, "Only leads and auditors export datasets (they hold the gold answers).")
         query = valid_input(DatasetExportQuery, request.query_params)
         fmt = query["format"]
         dataset = _dataset(pk)
