@@ -7,23 +7,15 @@ The snapshot goes through `chats.services.datasets`, the export is recorded like
 
 from __future__ import annotations
 
-from django.http import Http404, StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chats.api.review_access import (
-    ERRORS,
-    PersonView,
-    lead_roles,
-    overseer_roles,
-    person_of,
-    refuse_missing,
-    valid_input,
-)
-from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error
+from chats.api.errors import first_or_404, refuse_missing
+from chats.api.review_access import ERRORS, PersonView, lead_roles, overseer_roles, person_of, valid_input
+from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error, ndjson
 from chats.api.serializers.datasets import DatasetCreateSerializer, DatasetExportQuery, DatasetSerializer
 from chats.models import Dataset, Queue
 from chats.selectors.datasets import datasets_list
@@ -32,10 +24,7 @@ from chats.services.exports import dataset_export_stream
 
 
 def _dataset(pk: int) -> Dataset:
-    dataset = datasets_list().filter(pk=pk).first()
-    if dataset is None:
-        raise Http404("No such dataset.")
-    return dataset
+    return first_or_404(datasets_list().filter(pk=pk), "No such dataset.")
 
 
 class DatasetListView(PersonView):
@@ -92,17 +81,12 @@ class DatasetExportView(PersonView):
         "header); a mismatch answers 500 and sends nothing. Recorded in the audit log.",
         parameters=[DatasetExportQuery],
         responses={
-            (200, NDJSON): OpenApiResponse(
-                OpenApiTypes.STR,
-                description="Newline-delimited JSON, one gold item per line.",
-                examples=[
-                    OpenApiExample(
-                        "gold",
-                        value='{"provenance":{"dataset":{"id":1,"name":"v1"},"queue":{"id":1,"name":"Answers"},'
-                        '"item":3,"resolution":2,"lead":"lena","rubric_version":1},"answers":{"correct":"partly"},'
-                        '"correction":"Anneal at 58 °C.","correction_message":"m3","format":"openai","document":{}}\n',
-                    )
-                ],
+            **ndjson(
+                "Newline-delimited JSON, one gold item per line.",
+                "gold",
+                '{"provenance":{"dataset":{"id":1,"name":"v1"},"queue":{"id":1,"name":"Answers"},'
+                '"item":3,"resolution":2,"lead":"lena","rubric_version":1},"answers":{"correct":"partly"},'
+                '"correction":"Anneal at 58 °C.","correction_message":"m3","format":"openai","document":{}}\n',
             ),
             **BAD_REQUEST,
             **ERRORS,

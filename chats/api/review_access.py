@@ -1,10 +1,10 @@
 """Who may use the team review API (people with a role, never a source's key), and what its views share: the
 responses every one documents, the caller as a person, a lead's or an overseer's check, an input's validation, a
-visible queue and item, and the refusal of names or ids that match nothing."""
+visible queue and item, and the refusal of members' names that are nobody's."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -95,12 +95,3 @@ def users_named(usernames: Sequence[str]) -> list[User]:
     if unknown:
         raise InvalidInput([{"path": "/members", "message": f"no such user: {', '.join(unknown)}"}])
     return members
-
-
-def refuse_missing[Key](field: str, wanted: Sequence[Key], found: Collection[Key], message: str) -> None:
-    """A 400 naming each entry of the list `field` that is not among those `found` (`/field/<index>`)."""
-    missing = [
-        {"path": f"/{field}/{index}", "message": message} for index, key in enumerate(wanted) if key not in found
-    ]
-    if missing:
-        raise InvalidInput(missing)

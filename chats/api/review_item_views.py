@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
-from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chats.api.errors import first_or_404
 from chats.api.permissions import api_roles
 from chats.api.review_access import (
     ERRORS,
@@ -98,9 +98,9 @@ class ItemDraftView(PersonView):
     )
     def get(self, request: Request, pk: int, item: int) -> Response:
         found = visible_item(request, pk, item)
-        review = _reviews().filter(item=found, reviewer=person_of(request)).first()
-        if review is None:
-            raise Http404("You have saved no review of this item.")
+        review = first_or_404(
+            _reviews().filter(item=found, reviewer=person_of(request)), "You have saved no review of this item."
+        )
         return Response(ReviewSerializer(review).data)
 
     @extend_schema(

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chats.api.errors import first_or_404
 from chats.api.review_access import (
     ERRORS,
     PersonView,
@@ -37,10 +37,8 @@ def _rule_reader(request: Request) -> None:
 
 
 def _rule(queue: Queue, pk: int) -> QueueRule:
-    rule = QueueRule.objects.select_related("queue", "created_by").filter(queue=queue, pk=pk).first()
-    if rule is None:
-        raise Http404("No such rule in this queue.")
-    return rule
+    rules = QueueRule.objects.select_related("queue", "created_by").filter(queue=queue, pk=pk)
+    return first_or_404(rules, "No such rule in this queue.")
 
 
 def _rule_out(rule: QueueRule) -> dict[str, Any]:
@@ -128,10 +126,8 @@ class QueueRuleRunView(PersonView):
 
 
 def _rule_run(rule: QueueRule, pk: int) -> QueueRuleRun:
-    run = QueueRuleRun.objects.select_related("rule", "requested_by").filter(rule=rule, pk=pk).first()
-    if run is None:
-        raise Http404("No such run of this rule.")
-    return run
+    runs = QueueRuleRun.objects.select_related("rule", "requested_by").filter(rule=rule, pk=pk)
+    return first_or_404(runs, "No such run of this rule.")
 
 
 class QueueRuleRunDetailView(PersonView):

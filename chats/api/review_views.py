@@ -16,6 +16,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chats.api.errors import refuse_missing
 from chats.api.pagination import QueueItemPagination
 from chats.api.permissions import api_roles
 from chats.api.review_access import (
@@ -24,7 +25,6 @@ from chats.api.review_access import (
     lead_roles,
     overseer_roles,
     person_of,
-    refuse_missing,
     users_named,
     valid_input,
     visible_queue,
