@@ -171,6 +171,18 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in lines if line.strip()]
 
 
+def _lines_field(*, help_text: str, label: str | None = None) -> forms.CharField:
+    """A list written one entry per line (read by `_lines`): kept as typed, blank lines and spaces included."""
+    return forms.CharField(
+        required=False,
+        max_length=250_000,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label=label,
+        help_text=help_text,
+    )
+
+
 class RubricQuestionForm(forms.Form):
     """One question of a rubric, in fields that give every question back exactly as stored: options one per line
     (an option may hold commas), and every named point of an ordinal scale, one per line as ``point: name``. A row
@@ -180,24 +192,11 @@ class RubricQuestionForm(forms.Form):
     key = forms.CharField(required=False, max_length=64)
     prompt = forms.CharField(required=False, max_length=2000)
     type = forms.ChoiceField(choices=[(kind, kind.replace("_", "-")) for kind in QUESTION_TYPES], initial="categorical")
-    options = forms.CharField(
-        required=False,
-        max_length=250_000,
-        strip=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="One option per line (categorical, multi-label).",
-    )
+    options = _lines_field(help_text="One option per line (categorical, multi-label).")
     # Text parsed by parse_int (ASCII digits only), shown as number fields.
     scale_min = forms.CharField(required=False, max_length=20, label="Scale from", widget=forms.NumberInput)
     scale_max = forms.CharField(required=False, max_length=20, label="Scale to", widget=forms.NumberInput)
-    labels = forms.CharField(
-        required=False,
-        max_length=250_000,
-        strip=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        label="Names of points of the scale",
-        help_text="One per line, as point: name (1: bad).",
-    )
+    labels = _lines_field(label="Names of points of the scale", help_text="One per line, as point: name (1: bad).")
     target = forms.ChoiceField(choices=TARGET_CHOICES, initial="conversation")
 
     def _scale_end(self, name: str) -> int | None:

@@ -7,20 +7,16 @@ The snapshot goes through `chats.services.datasets`, the export is recorded like
 
 from __future__ import annotations
 
-from django.http import Http404, StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from chats.api.permissions import api_roles
-from chats.api.review_access import ERRORS, IsPerson, lead_roles, person_of, valid_input
-from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error
+from chats.api.errors import first_or_404, refuse_missing
+from chats.api.review_access import ERRORS, PersonView, lead_roles, overseer_roles, person_of, valid_input
+from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, error, ndjson
 from chats.api.serializers.datasets import DatasetCreateSerializer, DatasetExportQuery, DatasetSerializer
-from chats.errors import InvalidInput
 from chats.models import Dataset, Queue
 from chats.selectors.datasets import datasets_list
 from chats.services.datasets import dataset_snapshot_create
@@ -28,15 +24,10 @@ from chats.services.exports import dataset_export_stream
 
 
 def _dataset(pk: int) -> Dataset:
-    dataset = datasets_list().filter(pk=pk).first()
-    if dataset is None:
-        raise Http404("No such dataset.")
-    return dataset
+    return first_or_404(datasets_list().filter(pk=pk), "No such dataset.")
 
 
-class DatasetListView(APIView):
-    permission_classes = [IsPerson]
-
+class DatasetListView(PersonView):
     @extend_schema(
         operation_id="datasets_list",
         summary="List datasets",
@@ -58,22 +49,14 @@ class DatasetListView(APIView):
         lead_roles(request)
         data = valid_input(DatasetCreateSerializer, request.data)
         found = Queue.objects.in_bulk(data["queues"])
-        missing = [
-            {"path": f"/queues/{index}", "message": "no such queue"}
-            for index, pk in enumerate(data["queues"])
-            if pk not in found
-        ]
-        if missing:
-            raise InvalidInput(missing)
+        refuse_missing("queues", data["queues"], found, "no such queue")
         dataset = dataset_snapshot_create(
             actor=person_of(request), name=data["name"], queues=list(found.values()), description=data["description"]
         )
         return Response(DatasetSerializer(_dataset(dataset.pk)).data, status=status.HTTP_201_CREATED)
 
 
-class DatasetDetailView(APIView):
-    permission_classes = [IsPerson]
-
+class DatasetDetailView(PersonView):
     @extend_schema(
         operation_id="datasets_retrieve",
         summary="A dataset",
@@ -83,9 +66,7 @@ class DatasetDetailView(APIView):
         return Response(DatasetSerializer(_dataset(pk)).data)
 
 
-class DatasetExportView(APIView):
-    permission_classes = [IsPerson]
-
+class DatasetExportView(PersonView):
     @extend_schema(
         operation_id="datasets_export",
         summary="Export a dataset as JSONL (leads and auditors)",
@@ -100,17 +81,12 @@ class DatasetExportView(APIView):
         "header); a mismatch answers 500 and sends nothing. Recorded in the audit log.",
         parameters=[DatasetExportQuery],
         responses={
-            (200, NDJSON): OpenApiResponse(
-                OpenApiTypes.STR,
-                description="Newline-delimited JSON, one gold item per line.",
-                examples=[
-                    OpenApiExample(
-                        "gold",
-                        value='{"provenance":{"dataset":{"id":1,"name":"v1"},"queue":{"id":1,"name":"Answers"},'
-                        '"item":3,"resolution":2,"lead":"lena","rubric_version":1},"answers":{"correct":"partly"},'
-                        '"correction":"Anneal at 58 °C.","correction_message":"m3","format":"openai","document":{}}\n',
-                    )
-                ],
+            **ndjson(
+                "Newline-delimited JSON, one gold item per line.",
+                "gold",
+                '{"provenance":{"dataset":{"id":1,"name":"v1"},"queue":{"id":1,"name":"Answers"},'
+                '"item":3,"resolution":2,"lead":"lena","rubric_version":1},"answers":{"correct":"partly"},'
+                '"correction":"Anneal at 58 °C.","correction_message":"m3","format":"openai","document":{}}\n',
             ),
             **BAD_REQUEST,
             **ERRORS,
@@ -119,9 +95,7 @@ class DatasetExportView(APIView):
         },
     )
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
-        roles = api_roles(request)
-        if not roles.can_oversee:
-            raise PermissionDenied("Only leads and auditors export datasets (they hold the gold answers).")
+        overseer_roles(request, "Only leads and auditors export datasets (they hold the gold answers).")
         query = valid_input(DatasetExportQuery, request.query_params)
         fmt = query["format"]
         dataset = _dataset(pk)

@@ -7,16 +7,17 @@ propagate from the services and selectors.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.db.models import Model, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from chats.errors import DomainError
+from chats.errors import DomainError, InvalidInput
 from chats.middleware import api_error_body
 
 
@@ -56,6 +57,23 @@ def printable_errors(errors: Sequence[Mapping[str, object]]) -> list[dict[str, s
 
 def errors_response(errors: list[dict[str, str]], status: int, **extra: object) -> Response:
     return Response({"errors": printable_errors(errors), **extra}, status=status)
+
+
+def first_or_404[Row: Model](rows: QuerySet[Row], message: str) -> Row:
+    """The first of `rows`, or a 404 saying `message` (what was looked for, among what the caller may see)."""
+    row = rows.first()
+    if row is None:
+        raise Http404(message)
+    return row
+
+
+def refuse_missing[Key](field: str, wanted: Sequence[Key], found: Collection[Key], message: str) -> None:
+    """A 400 naming each entry of the list `field` that is not among those `found` (`/field/<index>`)."""
+    missing = [
+        {"path": f"/{field}/{index}", "message": message} for index, key in enumerate(wanted) if key not in found
+    ]
+    if missing:
+        raise InvalidInput(missing)
 
 
 def exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:

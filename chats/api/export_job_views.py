@@ -14,7 +14,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
-from django.http import Http404, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -23,6 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from chats.api.errors import first_or_404
 from chats.api.pagination import ExportJobPagination
 from chats.api.permissions import CanRead, caller_source
 from chats.api.schema import BAD_REQUEST, NDJSON, NOT_FOUND, READ_ERRORS, error
@@ -40,10 +41,7 @@ def _jobs(request: Request) -> QuerySet[ExportJob]:
 
 
 def _job(request: Request, uuid: str) -> ExportJob:
-    job = _jobs(request).filter(uuid=uuid).first()
-    if job is None:
-        raise Http404("No such export job among yours.")
-    return job
+    return first_or_404(_jobs(request).filter(uuid=uuid), "No such export job among yours.")
 
 
 def _out(job: ExportJob) -> dict[str, Any]:

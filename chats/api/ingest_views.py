@@ -150,14 +150,25 @@ FORMAT_PARAMETER = OpenApiParameter(
 )
 
 
-class IngestView(APIView):
-    """POST one conversation document."""
-
+class SourceKeyView(APIView):
     # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsSourceKey]
+
+
+class DocumentsView(SourceKeyView):
+    """Where a source sends what it records: throttled, and reading the raw body itself (no parser)."""
+
     throttle_classes = [IngestRateThrottle]
     parser_classes: list[Any] = []
+
+
+# What every ingest endpoint may refuse, in the API's one error shape.
+INGEST_ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 413, 415, 429)}
+
+
+class IngestView(DocumentsView):
+    """POST one conversation document."""
 
     @extend_schema(
         operation_id="ingest_one",
@@ -169,12 +180,7 @@ class IngestView(APIView):
         responses={
             201: IngestResultSerializer,
             200: IngestResultSerializer,
-            400: ErrorSerializer,
-            401: ErrorSerializer,
-            403: ErrorSerializer,
-            413: ErrorSerializer,
-            415: ErrorSerializer,
-            429: ErrorSerializer,
+            **INGEST_ERRORS,
         },
     )
     def post(self, request: Request) -> Response:
@@ -208,14 +214,8 @@ class IngestView(APIView):
         return Response(_result_body(result), status=201 if result.outcome == Outcome.CREATED else 200)
 
 
-class BulkIngestView(APIView):
+class BulkIngestView(DocumentsView):
     """POST many documents: a JSON array, or newline-delimited JSON (one document per line)."""
-
-    # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
-    authentication_classes = [ApiKeyAuthentication]
-    permission_classes = [IsSourceKey]
-    throttle_classes = [IngestRateThrottle]
-    parser_classes: list[Any] = []
 
     @extend_schema(
         operation_id="ingest_bulk",
@@ -237,12 +237,7 @@ class BulkIngestView(APIView):
         responses={
             200: BulkResultSerializer,
             202: BulkQueuedSerializer,
-            400: ErrorSerializer,
-            401: ErrorSerializer,
-            403: ErrorSerializer,
-            413: ErrorSerializer,
-            415: ErrorSerializer,
-            429: ErrorSerializer,
+            **INGEST_ERRORS,
         },
     )
     def post(self, request: Request) -> Response:
@@ -347,12 +342,6 @@ class BulkIngestView(APIView):
         return items
 
 
-class SourceKeyView(APIView):
-    # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
-    authentication_classes = [ApiKeyAuthentication]
-    permission_classes = [IsSourceKey]
-
-
 class _AsciiJSONRenderer(JSONRenderer):
     ensure_ascii = True
 
@@ -369,6 +358,15 @@ class ReceiptJSONRenderer(JSONRenderer):
             return _AsciiJSONRenderer().render(data, accepted_media_type, renderer_context)
 
 
+# What reading a receipt may answer besides it: no key (401), not a source's key (403), another source's (404).
+RECEIPT_ERRORS = {code: ErrorSerializer for code in (401, 403, 404)}
+
+
+def _receipt(request: Request, uuid: str, *related: str) -> IngestionReceipt:
+    """One of the caller's source's receipts: another source's answers 404, as one that does not exist."""
+    return get_object_or_404(IngestionReceipt.objects.select_related(*related), uuid=uuid, source=_source(request))
+
+
 class ReceiptView(SourceKeyView):
     renderer_classes = [ReceiptJSONRenderer]
 
@@ -376,15 +374,11 @@ class ReceiptView(SourceKeyView):
         operation_id="receipt_retrieve",
         responses={
             200: ReceiptSerializer,
-            401: ErrorSerializer,
-            403: ErrorSerializer,
-            404: ErrorSerializer,
+            **RECEIPT_ERRORS,
         },
     )
     def get(self, request: Request, uuid: str) -> Response:
-        receipt = get_object_or_404(
-            IngestionReceipt.objects.select_related("conversation", "payload"), uuid=uuid, source=_source(request)
-        )
+        receipt = _receipt(request, uuid, "conversation", "payload")
         return Response(ReceiptSerializer(receipt).data)
 
 
@@ -395,16 +389,12 @@ class ReceiptPayloadView(SourceKeyView):
         operation_id="receipt_payload",
         responses={
             (200, "application/octet-stream"): OpenApiTypes.BINARY,
-            401: ErrorSerializer,
-            403: ErrorSerializer,
-            404: ErrorSerializer,
+            **RECEIPT_ERRORS,
             410: ErrorSerializer,
         },
     )
     def get(self, request: Request, uuid: str) -> HttpResponse:
-        receipt = get_object_or_404(
-            IngestionReceipt.objects.select_related("payload"), uuid=uuid, source=_source(request)
-        )
+        receipt = _receipt(request, uuid, "payload")
         if receipt.payload is None:
             message = "the payload was removed by retention; the receipt keeps its hash and size"
             return errors_response([{"path": "", "message": message}], 410)

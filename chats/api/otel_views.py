@@ -21,18 +21,16 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
-from rest_framework.views import APIView
 
 from chats import strict_json
-from chats.api.authentication import ApiKeyAuthentication
-from chats.api.ingest_views import IsSourceKey, _api_key, _media_type, _read_body, _Rejected, _result_body, _source
+from chats.api.ingest_views import DocumentsView, _api_key, _media_type, _read_body, _Rejected, _result_body, _source
 from chats.api.serializers.common import ErrorSerializer
 from chats.formats.canonical import Issue
 from chats.ingest import otel as otel_format
 from chats.models import Outcome
 from chats.services.otel import otel_traces_ingest
 from chats.services.receipts import receipt_reject_raw
-from chats.throttling import IngestRateThrottle, ingest_quota_charge
+from chats.throttling import ingest_quota_charge
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -105,14 +103,8 @@ def _spans(data: bytes, media_type: str) -> list[otel_format.Span]:
         raise _Rejected(400, [Issue("", str(error))]) from None
 
 
-class OtelTracesView(APIView):
+class OtelTracesView(DocumentsView):
     """POST an OTLP ``ExportTraceServiceRequest``: each model call's span becomes a document for the planner."""
-
-    # A source's key only: no session, so a signed-in person is asked for a key (401), not for a CSRF token.
-    authentication_classes = [ApiKeyAuthentication]
-    permission_classes = [IsSourceKey]
-    throttle_classes = [IngestRateThrottle]
-    parser_classes: list[Any] = []
 
     @extend_schema(
         operation_id="otel_traces",

@@ -1,20 +1,25 @@
 """Who may use the team review API (people with a role, never a source's key), and what its views share: the
-responses every one documents, the caller as a person, a lead's check, an input's validation and a visible queue."""
+responses every one documents, the caller as a person, a lead's or an overseer's check, an input's validation, a
+visible queue and item, and the refusal of members' names that are nobody's."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
 from rest_framework import permissions
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from chats.api.authentication import SourcePrincipal
 from chats.api.permissions import api_roles
 from chats.api.schema import error
-from chats.models import Queue
+from chats.errors import InvalidInput
+from chats.models import Queue, QueueItem
 from chats.roles import Roles, lead_required
-from chats.selectors.review import queue_visible
+from chats.selectors.review import queue_item, queue_visible
 
 ERRORS = {
     401: error("No credentials, or an unknown or revoked key."),
@@ -35,6 +40,12 @@ class IsPerson(permissions.BasePermission):
         return roles.can_read or roles.can_lead
 
 
+class PersonView(APIView):
+    """A view of the team review API (and of the datasets taken from it): people with a role only."""
+
+    permission_classes = [IsPerson]
+
+
 def person_of(request: Request) -> User:
     user = request.user
     assert isinstance(user, User)
@@ -49,6 +60,14 @@ def lead_roles(request: Request) -> Roles:
     return roles
 
 
+def overseer_roles(request: Request, refusal: str) -> Roles:
+    """Leads and auditors only (`refusal` says why the others are refused): what they read tells answers."""
+    roles = api_roles(request)
+    if not roles.can_oversee:
+        raise PermissionDenied(refusal)
+    return roles
+
+
 def valid_input(serializer_class: type[Any], data: object) -> dict[str, Any]:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
@@ -57,3 +76,22 @@ def valid_input(serializer_class: type[Any], data: object) -> dict[str, Any]:
 
 def visible_queue(request: Request, pk: int) -> Queue:
     return queue_visible(request.user, api_roles(request), pk)
+
+
+def visible_item(request: Request, pk: int, item: int) -> QueueItem:
+    return queue_item(visible_queue(request, pk), item)
+
+
+def lead_item(request: Request, pk: int, item: int) -> QueueItem:
+    """An item a lead acts on: the lead's check first, then the queue and the item (404)."""
+    lead_roles(request)
+    return visible_item(request, pk, item)
+
+
+def users_named(usernames: Sequence[str]) -> list[User]:
+    """The people named in a queue's `members`; any name that is nobody's is refused (400)."""
+    members = list(User.objects.filter(username__in=usernames))
+    unknown = sorted(set(usernames) - {member.username for member in members})
+    if unknown:
+        raise InvalidInput([{"path": "/members", "message": f"no such user: {', '.join(unknown)}"}])
+    return members

@@ -8,16 +8,23 @@ audits them.
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.http import Http404
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from chats.api.errors import first_or_404
 from chats.api.permissions import api_roles
-from chats.api.review_access import ERRORS, IsPerson, lead_roles, person_of, valid_input, visible_queue
+from chats.api.review_access import (
+    ERRORS,
+    PersonView,
+    lead_item,
+    overseer_roles,
+    person_of,
+    valid_input,
+    visible_item,
+)
 from chats.api.schema import BAD_REQUEST, NOT_FOUND
 from chats.api.serializers.queues import AssignSerializer, LeaseSerializer, ReleasedSerializer, ReleaseSerializer
 from chats.api.serializers.reviews import (
@@ -29,7 +36,7 @@ from chats.api.serializers.reviews import (
 )
 from chats.errors import InvalidInput
 from chats.models import Resolution, Review
-from chats.selectors.review import item_reviews, queue_item
+from chats.selectors.review import item_reviews
 from chats.services import review as review_services
 
 
@@ -41,9 +48,15 @@ def _reviewer(username: str) -> User:
     return user
 
 
-class ItemAssignView(APIView):
-    permission_classes = [IsPerson]
+def _reviews() -> QuerySet[Review]:
+    return Review.objects.select_related("reviewer", "rubric_version")
 
+
+def _resolutions() -> QuerySet[Resolution]:
+    return Resolution.objects.select_related("lead", "rubric_version")
+
+
+class ItemAssignView(PersonView):
     @extend_schema(
         operation_id="queue_item_assign",
         summary="Assign an item to a member (leads)",
@@ -53,16 +66,13 @@ class ItemAssignView(APIView):
         responses={200: LeaseSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, item: int) -> Response:
-        lead_roles(request)
-        found = queue_item(visible_queue(request, pk), item)
+        found = lead_item(request, pk, item)
         data = valid_input(AssignSerializer, request.data)
         lease = review_services.item_assign(actor=person_of(request), item=found, reviewer=_reviewer(data["reviewer"]))
         return Response(LeaseSerializer(lease).data)
 
 
-class ItemReleaseView(APIView):
-    permission_classes = [IsPerson]
-
+class ItemReleaseView(PersonView):
     @extend_schema(
         operation_id="queue_item_release",
         summary="Release an item's slots (leads)",
@@ -71,17 +81,14 @@ class ItemReleaseView(APIView):
         responses={200: ReleasedSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, item: int) -> Response:
-        lead_roles(request)
-        found = queue_item(visible_queue(request, pk), item)
+        found = lead_item(request, pk, item)
         data = valid_input(ReleaseSerializer, request.data)
         reviewer = _reviewer(data["reviewer"]) if "reviewer" in data else None
         released = review_services.item_release(actor=person_of(request), item=found, reviewer=reviewer)
         return Response({"released": released})
 
 
-class ItemDraftView(APIView):
-    permission_classes = [IsPerson]
-
+class ItemDraftView(PersonView):
     @extend_schema(
         operation_id="queue_item_draft",
         summary="Your review of an item, as saved so far",
@@ -90,14 +97,10 @@ class ItemDraftView(APIView):
         responses={200: ReviewSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int, item: int) -> Response:
-        found = queue_item(visible_queue(request, pk), item)
-        review = (
-            Review.objects.select_related("reviewer", "rubric_version")
-            .filter(item=found, reviewer=person_of(request))
-            .first()
+        found = visible_item(request, pk, item)
+        review = first_or_404(
+            _reviews().filter(item=found, reviewer=person_of(request)), "You have saved no review of this item."
         )
-        if review is None:
-            raise Http404("You have saved no review of this item.")
         return Response(ReviewSerializer(review).data)
 
     @extend_schema(
@@ -109,16 +112,14 @@ class ItemDraftView(APIView):
         responses={200: ReviewSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def put(self, request: Request, pk: int, item: int) -> Response:
-        found = queue_item(visible_queue(request, pk), item)
+        found = visible_item(request, pk, item)
         data = valid_input(AnswersSerializer, request.data)
         review = review_services.review_save_draft(reviewer=person_of(request), item=found, answers=data["answers"])
-        review = Review.objects.select_related("reviewer", "rubric_version").get(pk=review.pk)
+        review = _reviews().get(pk=review.pk)
         return Response(ReviewSerializer(review).data)
 
 
-class ItemReviewsView(APIView):
-    permission_classes = [IsPerson]
-
+class ItemReviewsView(PersonView):
     @extend_schema(
         operation_id="queue_item_reviews",
         summary="An item's reviews, blind",
@@ -127,7 +128,7 @@ class ItemReviewsView(APIView):
         responses={200: ItemReviewsSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int, item: int) -> Response:
-        found = queue_item(visible_queue(request, pk), item)
+        found = visible_item(request, pk, item)
         visible = item_reviews(found, request.user, api_roles(request))
         return Response(ItemReviewsSerializer({"reviews": visible.reviews, "hidden": visible.hidden}).data)
 
@@ -139,26 +140,22 @@ class ItemReviewsView(APIView):
         responses={201: ReviewSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, item: int) -> Response:
-        found = queue_item(visible_queue(request, pk), item)
+        found = visible_item(request, pk, item)
         data = valid_input(AnswersSerializer, request.data)
         review = review_services.review_submit(reviewer=person_of(request), item=found, answers=data["answers"])
         return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED)
 
 
-class ItemResolutionView(APIView):
-    permission_classes = [IsPerson]
-
+class ItemResolutionView(PersonView):
     @extend_schema(
         operation_id="queue_item_resolution",
         summary="An item's gold answer (leads and auditors)",
         responses={200: ResolutionSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int, item: int) -> Response:
-        roles = api_roles(request)
-        if not roles.can_oversee:
-            raise PermissionDenied("Only leads and auditors read resolutions.")
-        found = queue_item(visible_queue(request, pk), item)
-        resolution = Resolution.objects.select_related("lead", "rubric_version").filter(item=found).first()
+        overseer_roles(request, "Only leads and auditors read resolutions.")
+        found = visible_item(request, pk, item)
+        resolution = _resolutions().filter(item=found).first()
         if resolution is None:
             return Response({"errors": [{"path": "", "message": "Not resolved yet."}]}, status=404)
         return Response(ResolutionSerializer(resolution).data)
@@ -172,11 +169,10 @@ class ItemResolutionView(APIView):
         responses={200: ResolutionSerializer, **BAD_REQUEST, **ERRORS, **NOT_FOUND},
     )
     def post(self, request: Request, pk: int, item: int) -> Response:
-        lead_roles(request)
-        found = queue_item(visible_queue(request, pk), item)
+        found = lead_item(request, pk, item)
         data = valid_input(ResolutionInputSerializer, request.data)
         resolution = review_services.item_resolve(
             actor=person_of(request), item=found, answers=data["answers"], correction=data["correction"]
         )
-        resolution = Resolution.objects.select_related("lead", "rubric_version").get(pk=resolution.pk)
+        resolution = _resolutions().get(pk=resolution.pk)
         return Response(ResolutionSerializer(resolution).data)

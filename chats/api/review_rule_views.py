@@ -6,16 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from chats.api.permissions import api_roles
-from chats.api.review_access import ERRORS, IsPerson, lead_roles, person_of, valid_input, visible_queue
+from chats.api.errors import first_or_404
+from chats.api.review_access import (
+    ERRORS,
+    PersonView,
+    lead_roles,
+    overseer_roles,
+    person_of,
+    valid_input,
+    visible_queue,
+)
 from chats.api.schema import BAD_REQUEST, NOT_FOUND
 from chats.api.serializers.queue_rules import (
     QueueRuleInputSerializer,
@@ -28,25 +33,19 @@ from chats.services import queue_rules as rule_services
 
 
 def _rule_reader(request: Request) -> None:
-    roles = api_roles(request)
-    if not roles.can_oversee:
-        raise PermissionDenied("Only leads and auditors read a queue's rules.")
+    overseer_roles(request, "Only leads and auditors read a queue's rules.")
 
 
 def _rule(queue: Queue, pk: int) -> QueueRule:
-    rule = QueueRule.objects.select_related("queue", "created_by").filter(queue=queue, pk=pk).first()
-    if rule is None:
-        raise Http404("No such rule in this queue.")
-    return rule
+    rules = QueueRule.objects.select_related("queue", "created_by").filter(queue=queue, pk=pk)
+    return first_or_404(rules, "No such rule in this queue.")
 
 
 def _rule_out(rule: QueueRule) -> dict[str, Any]:
     return dict(QueueRuleSerializer(_rule(rule.queue, rule.pk)).data)
 
 
-class QueueRuleListView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueRuleListView(PersonView):
     @extend_schema(
         operation_id="queue_rules_list",
         summary="List a queue's rules (leads and auditors)",
@@ -80,9 +79,7 @@ class QueueRuleListView(APIView):
         return Response(_rule_out(rule), status=status.HTTP_201_CREATED)
 
 
-class QueueRuleDetailView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueRuleDetailView(PersonView):
     @extend_schema(
         operation_id="queue_rules_update",
         summary="Change a queue rule (leads)",
@@ -110,9 +107,7 @@ class QueueRuleDetailView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class QueueRuleRunView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueRuleRunView(PersonView):
     @extend_schema(
         operation_id="queue_rules_run",
         summary="Run a queue rule over what is stored (leads)",
@@ -131,15 +126,11 @@ class QueueRuleRunView(APIView):
 
 
 def _rule_run(rule: QueueRule, pk: int) -> QueueRuleRun:
-    run = QueueRuleRun.objects.select_related("rule", "requested_by").filter(rule=rule, pk=pk).first()
-    if run is None:
-        raise Http404("No such run of this rule.")
-    return run
+    runs = QueueRuleRun.objects.select_related("rule", "requested_by").filter(rule=rule, pk=pk)
+    return first_or_404(runs, "No such run of this rule.")
 
 
-class QueueRuleRunDetailView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueRuleRunDetailView(PersonView):
     @extend_schema(
         operation_id="queue_rules_run_retrieve",
         summary="A run of a queue rule (leads and auditors)",

@@ -8,20 +8,27 @@ rules in `chats.api.review_rule_views`.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 from django_filters.utils import translate_validation
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from chats.api.errors import refuse_missing
 from chats.api.pagination import QueueItemPagination
 from chats.api.permissions import api_roles
-from chats.api.review_access import ERRORS, IsPerson, lead_roles, person_of, valid_input, visible_queue
+from chats.api.review_access import (
+    ERRORS,
+    PersonView,
+    lead_roles,
+    overseer_roles,
+    person_of,
+    users_named,
+    valid_input,
+    visible_queue,
+)
 from chats.api.schema import BAD_REQUEST, NOT_FOUND
 from chats.api.serializers.queues import (
     ItemsAddedSerializer,
@@ -52,9 +59,7 @@ from chats.selectors.review import (
 from chats.services import review as review_services
 
 
-class QueueListView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueListView(PersonView):
     @extend_schema(
         operation_id="queues_list",
         summary="List review queues",
@@ -75,10 +80,7 @@ class QueueListView(APIView):
     def post(self, request: Request) -> Response:
         lead_roles(request)
         data = valid_input(QueueCreateSerializer, request.data)
-        members = list(User.objects.filter(username__in=data["members"]))
-        unknown = sorted(set(data["members"]) - {member.username for member in members})
-        if unknown:
-            raise InvalidInput([{"path": "/members", "message": f"no such user: {', '.join(unknown)}"}])
+        members = users_named(data["members"])
         queue = review_services.queue_create(
             actor=person_of(request),
             name=data["name"],
@@ -91,9 +93,7 @@ class QueueListView(APIView):
         return Response(QueueSerializer(detail).data, status=status.HTTP_201_CREATED)
 
 
-class QueueDetailView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueDetailView(PersonView):
     @extend_schema(
         operation_id="queues_retrieve",
         summary="A review queue",
@@ -116,12 +116,7 @@ class QueueDetailView(APIView):
         roles = lead_roles(request)
         queue = visible_queue(request, pk)
         data = valid_input(QueuePatchSerializer, request.data)
-        members = None
-        if "members" in data:
-            members = list(User.objects.filter(username__in=data["members"]))
-            unknown = sorted(set(data["members"]) - {member.username for member in members})
-            if unknown:
-                raise InvalidInput([{"path": "/members", "message": f"no such user: {', '.join(unknown)}"}])
+        members = users_named(data["members"]) if "members" in data else None
         with transaction.atomic():
             review_services.queue_update(
                 actor=person_of(request),
@@ -139,9 +134,7 @@ class QueueDetailView(APIView):
         return Response(QueueSerializer(queue_visible(request.user, roles, pk, detail=True)).data)
 
 
-class QueueProgressView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueProgressView(PersonView):
     @extend_schema(
         operation_id="queue_progress",
         summary="A queue's progress",
@@ -165,8 +158,7 @@ class QueueProgressView(APIView):
         return Response(ProgressSerializer(payload).data)
 
 
-class QueueItemListView(APIView):
-    permission_classes = [IsPerson]
+class QueueItemListView(PersonView):
     pagination_class = QueueItemPagination  # read by the schema, which documents the page as it is sent
 
     @extend_schema(
@@ -215,22 +207,14 @@ class QueueItemListView(APIView):
             wanted = data["conversations"]
             conversations = Conversation.objects.filter(uuid__in=wanted)
             found = set(conversations.values_list("uuid", flat=True))
-            missing = [
-                {"path": f"/conversations/{index}", "message": "no such conversation"}
-                for index, uuid in enumerate(wanted)
-                if uuid not in found
-            ]
-            if missing:
-                raise InvalidInput(missing)
+            refuse_missing("conversations", wanted, found, "no such conversation")
         added = review_services.queue_add_conversations(
             actor=person_of(request), queue=queue, conversations=conversations
         )
         return Response({"added": added})
 
 
-class QueueNextView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueNextView(PersonView):
     @extend_schema(
         operation_id="queue_next",
         summary="Lease the next item (members)",
@@ -253,9 +237,7 @@ class QueueNextView(APIView):
         return Response(QueueItemSerializer(queue_items(queue).get(pk=item.pk)).data)
 
 
-class QueueAgreementView(APIView):
-    permission_classes = [IsPerson]
-
+class QueueAgreementView(PersonView):
     @extend_schema(
         operation_id="queue_agreement",
         summary="Agreement per question (leads and auditors)",
@@ -269,9 +251,7 @@ class QueueAgreementView(APIView):
         responses={200: AgreementSerializer, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request, pk: int) -> Response:
-        roles = api_roles(request)
-        if not roles.can_oversee:
-            raise PermissionDenied("Only leads and auditors read agreement figures.")
+        overseer_roles(request, "Only leads and auditors read agreement figures.")
         queue = visible_queue(request, pk)
         rubric = current_rubric(queue)
         questions = [

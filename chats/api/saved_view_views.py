@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.permissions import BasePermission
@@ -19,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from chats.api.errors import first_or_404
 from chats.api.schema import BAD_REQUEST, NOT_FOUND, READ_ERRORS, WRITE_ERRORS
 from chats.api.serializers.saved_views import SavedViewInputSerializer, SavedViewSerializer
 from chats.errors import InvalidInput
@@ -53,6 +53,11 @@ def _input(request: Request, *, partial: bool) -> dict[str, Any]:
     return dict(serializer.validated_data)
 
 
+def _whole(given: dict[str, Any]) -> dict[str, Any]:
+    """A whole view's fields (a creation, a PUT): what is left out is no filter and not shared."""
+    return {"query": "", "shared": False, **given}
+
+
 def _out(view: SavedView, user: User) -> dict[str, Any]:
     return dict(SavedViewSerializer(view, context={"user": user}).data)
 
@@ -73,10 +78,8 @@ class SavedViewListView(APIView):
     )
     def post(self, request: Request) -> Response:
         user = _person(request)
-        given = _input(request, partial=False)
-        view = saved_view_create(
-            actor=user, name=given["name"], query=given.get("query", ""), shared=given.get("shared", False)
-        )
+        given = _whole(_input(request, partial=False))
+        view = saved_view_create(actor=user, name=given["name"], query=given["query"], shared=given["shared"])
         return Response(_out(view, user), status=status.HTTP_201_CREATED)
 
 
@@ -84,10 +87,8 @@ class SavedViewDetailView(APIView):
     permission_classes = [PersonCanRead]
 
     def _view(self, request: Request, uuid: str) -> SavedView:
-        view = saved_views_visible(_person(request)).filter(uuid=uuid).first()
-        if view is None:
-            raise Http404("No such view among yours and the shared ones.")
-        return view
+        views = saved_views_visible(_person(request)).filter(uuid=uuid)
+        return first_or_404(views, "No such view among yours and the shared ones.")
 
     @extend_schema(responses={200: SavedViewSerializer, **READ_ERRORS, **NOT_FOUND}, summary="A view")
     def get(self, request: Request, uuid: str) -> Response:
@@ -99,13 +100,7 @@ class SavedViewDetailView(APIView):
         summary="Rename, re-filter or (leads) share your view",
     )
     def patch(self, request: Request, uuid: str) -> Response:
-        user = _person(request)
-        view = self._view(request, uuid)
-        given = _input(request, partial=True)
-        saved_view_update(
-            actor=user, view=view, name=given.get("name"), query=given.get("query"), shared=given.get("shared")
-        )
-        return Response(_out(view, user))
+        return self._update(request, uuid, partial=True)
 
     @extend_schema(
         request=SavedViewInputSerializer,
@@ -113,11 +108,17 @@ class SavedViewDetailView(APIView):
         summary="Replace your view's name, filters and sharing",
     )
     def put(self, request: Request, uuid: str) -> Response:
+        return self._update(request, uuid, partial=False)
+
+    def _update(self, request: Request, uuid: str, *, partial: bool) -> Response:
+        """A PATCH changes only the fields given; a PUT replaces them all, as a creation would set them."""
         user = _person(request)
         view = self._view(request, uuid)
-        given = _input(request, partial=False)
+        given = _input(request, partial=partial)
+        if not partial:
+            given = _whole(given)
         saved_view_update(
-            actor=user, view=view, name=given["name"], query=given.get("query", ""), shared=given.get("shared", False)
+            actor=user, view=view, name=given.get("name"), query=given.get("query"), shared=given.get("shared")
         )
         return Response(_out(view, user))
 

@@ -58,6 +58,15 @@ def error(description: str) -> OpenApiResponse:
     return OpenApiResponse(ErrorSerializer, description=description)
 
 
+def ndjson(description: str, example: str, line: str) -> dict[tuple[int, str], OpenApiResponse]:
+    """A 200 streamed as newline-delimited JSON, with one `line` as its `example`."""
+    return {
+        (200, NDJSON): OpenApiResponse(
+            OpenApiTypes.STR, description=description, examples=[OpenApiExample(example, value=line)]
+        )
+    }
+
+
 READ_ERRORS = {
     401: error("No credentials, or an unknown or revoked key."),
     403: error("The caller has no reading role (Reviewers, Auditors, staff, or a source's key)."),
@@ -219,18 +228,13 @@ artifact_export = extend_schema_view(
         "and filters (`kind`, `source`). Recorded in the audit trail like every export.",
         parameters=[ArtifactExportQuery],
         responses={
-            (200, NDJSON): OpenApiResponse(
-                OpenApiTypes.STR,
-                description="Newline-delimited JSON, one artifact per line (the list's item shape).",
-                examples=[
-                    OpenApiExample(
-                        "artifact",
-                        value='{"kind":"protocol","artifact_id":"airalogy.id.lab.example.protocol.v.0.0.1",'
-                        '"injected_conversations":3,"permitted_only":1,"violations":0,'
-                        '"first_injected_at":"2025-01-02T08:00:00+00:00","last_injected_at":"2025-01-09T08:00:00+00:00",'
-                        '"last_received_at":"2025-01-09T08:00:02+00:00","scores":{"up":2,"neutral":0,"down":1},"labels":{"helpful":2}}\n',
-                    )
-                ],
+            **ndjson(
+                "Newline-delimited JSON, one artifact per line (the list's item shape).",
+                "artifact",
+                '{"kind":"protocol","artifact_id":"airalogy.id.lab.example.protocol.v.0.0.1",'
+                '"injected_conversations":3,"permitted_only":1,"violations":0,'
+                '"first_injected_at":"2025-01-02T08:00:00+00:00","last_injected_at":"2025-01-09T08:00:00+00:00",'
+                '"last_received_at":"2025-01-09T08:00:02+00:00","scores":{"up":2,"neutral":0,"down":1},"labels":{"helpful":2}}\n',
             ),
             **BAD_REQUEST,
             **READ_ERRORS,
@@ -301,17 +305,12 @@ bulk_export = extend_schema_view(
         "training data with `score`, `label` and `status`.",
         parameters=[BulkExportQuery, *filter_parameters(ExportFilter)],
         responses={
-            (200, NDJSON): OpenApiResponse(
-                OpenApiTypes.STR,
-                description="Newline-delimited JSON, one conversation per line.",
-                examples=[
-                    OpenApiExample(
-                        "training",
-                        value='{"messages":[{"role":"user","content":"Why two bands?"},'
-                        '{"role":"assistant","content":"Raise the annealing temperature."}],'
-                        '"metadata":{"conversation":"…","source":"masterbrain","feedback":["…"]}}\n',
-                    )
-                ],
+            **ndjson(
+                "Newline-delimited JSON, one conversation per line.",
+                "training",
+                '{"messages":[{"role":"user","content":"Why two bands?"},'
+                '{"role":"assistant","content":"Raise the annealing temperature."}],'
+                '"metadata":{"conversation":"…","source":"masterbrain","feedback":["…"]}}\n',
             ),
             **BAD_REQUEST,
             **READ_ERRORS,

@@ -235,6 +235,11 @@ def _queue_page(
     )
 
 
+def _lead_queue(request: HttpRequest, pk: int) -> Queue:
+    """A queue a lead changes: the lead's check first, then the queue (404)."""
+    return queue_visible(request.user, lead_roles(request), pk)
+
+
 @require_GET
 @reviewer_page()
 def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -244,8 +249,7 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @reviewer_page()
 def queue_update(request: HttpRequest, pk: int) -> HttpResponse:
-    roles = lead_roles(request)
-    queue = queue_visible(request.user, roles, pk)
+    queue = _lead_queue(request, pk)
     form = ReviewQueueForm(request.POST)
     rubric = RubricFormSet(request.POST, prefix="rubric")
     if not (form.is_valid() and rubric.is_valid()):
@@ -288,8 +292,7 @@ def queue_next(request: HttpRequest, pk: int) -> HttpResponse:
 @reviewer_page()
 def queue_assign(request: HttpRequest, pk: int) -> HttpResponse:
     """A lead assigns an item to a named member, or releases the slots held on it (by one reviewer or all)."""
-    roles = lead_roles(request)
-    queue = queue_visible(request.user, roles, pk)
+    queue = _lead_queue(request, pk)
     form = ItemLeadForm(request.POST)
     if not form.is_valid():
         for error in form_errors(form):

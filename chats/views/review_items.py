@@ -104,13 +104,19 @@ def _item_of(request: HttpRequest, pk: int, item: int) -> QueueItem:
     return queue_item(queue_visible(request.user, roles_of(request), pk), item)
 
 
+def _answers_form(request: HttpRequest, found: QueueItem) -> RubricAnswersForm:
+    """The posted answers to the item's queue's current rubric, cleaned (the services check them)."""
+    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
+    form.is_valid()
+    return form
+
+
 @require_POST
 @reviewer_page()
 def review_draft(request: HttpRequest, pk: int, item: int) -> HttpResponse:
     """Save the answers so far (review_save_draft). htmx gets the live region's new words, a form post a redirect."""
     found = _item_of(request, pk, item)
-    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
-    form.is_valid()
+    form = _answers_form(request, found)
     try:
         review_services.review_save_draft(reviewer=actor(request), item=found, answers=form.cleaned_data["answers"])
     except InvalidInput as invalid:
@@ -131,8 +137,7 @@ def review_draft(request: HttpRequest, pk: int, item: int) -> HttpResponse:
 def review_submit(request: HttpRequest, pk: int, item: int) -> HttpResponse:
     """Submit the review, once (review_submit). Refused answers are kept as a draft."""
     found = _item_of(request, pk, item)
-    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
-    form.is_valid()
+    form = _answers_form(request, found)
     answers = form.cleaned_data["answers"]
     try:
         review_services.review_submit(reviewer=actor(request), item=found, answers=answers)
@@ -208,8 +213,7 @@ def queue_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
 def item_resolve(request: HttpRequest, pk: int, item: int) -> HttpResponse:
     roles = lead_roles(request)
     found = queue_item(queue_visible(request.user, roles, pk), item)
-    form = RubricAnswersForm(current_rubric(found.queue).questions, request.POST)
-    form.is_valid()
+    form = _answers_form(request, found)
     correction = CorrectionForm(request.POST)
     if not correction.is_valid():
         for error in form_errors(correction):
