@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
@@ -48,11 +49,16 @@ def found(value: str) -> set[str]:
     return {c.external_id for c in matches}
 
 
-@pytest.fixture(params=[2000, 1], ids=["read-by-id", "walked-by-time"])
+@pytest.fixture(params=[2000, 1, 0], ids=["read-by-id", "walked-by-time", "common-by-statistics"])
 def planned(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Either plan: a probe that reads every word's matches, or one too small for any, which walks the list."""
+    """Each plan: a probe that reads every word's matches, one too small for any, which walks the list, or none at
+    all: with the table analysed, PostgreSQL's statistics put every word in more messages than a probe of 0
+    reads, so no word's messages are read and the list is walked."""
     limit: int = request.param
     monkeypatch.setattr(search, "SEARCH_PROBE_LIMIT", limit)
+    if limit == 0:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE chats_message")
     return limit
 
 
@@ -105,6 +111,20 @@ def test_past_the_probe_a_combination_is_left_to_the_list_to_count(
     monkeypatch.setattr(search, "SEARCH_PROBE_LIMIT", 1)
     matches, count = search.full_text_matches(Conversation.objects.all(), "annealing -nitrocellulose")
     assert count is None and {c.external_id for c in matches} == {"pcr", "split"}
+
+
+def test_a_word_the_statistics_put_in_more_messages_than_a_probe_reads_is_not_probed(
+    library: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its index scan could not stop at the probe's LIMIT: it would read every matching message first."""
+    monkeypatch.setattr(search, "SEARCH_PROBE_LIMIT", 0)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE chats_message")
+    with CaptureQueriesContext(connection) as queries:
+        assert found("annealing") == {"pcr", "blot", "split"}
+    probes = [q["sql"] for q in queries.captured_queries if "SELECT m.conversation_id FROM chats_message m" in q["sql"]]
+    assert probes == []
+    assert any(q["sql"].startswith("EXPLAIN") for q in queries.captured_queries)
 
 
 def test_a_search_reads_only_the_callers_conversations(
