@@ -71,10 +71,26 @@ def trends_range(data: Any, today: dt.date) -> tuple[Range, dict[str, str]]:
     return span, {"a": form.cleaned_data["cohort_a"], "b": form.cleaned_data["cohort_b"]}
 
 
+@dataclass(frozen=True)
+class ListLink:
+    """The conversation list filtered by a series' filters, over any days: the list's path and the filters are
+    encoded once, and each point adds its days (a chart has a link per point: hundreds over two years)."""
+
+    prefix: str
+
+    @classmethod
+    def of(cls, filters: dict[str, str]) -> ListLink:
+        assert not {"date_from", "date_to"} & filters.keys(), "the days are each point's own"
+        query = urlencode(filters)
+        return cls(f"{reverse('chats:conversation_list')}?{query}{'&' if query else ''}")
+
+    def over(self, first: dt.date, last: dt.date) -> str:
+        return f"{self.prefix}date_from={first.isoformat()}&date_to={last.isoformat()}"
+
+
 def list_url(filters: dict[str, str], first: dt.date, last: dt.date) -> str:
     """The conversation list of exactly these conversations: the filters, over the days first to last."""
-    query = {**filters, "date_from": first.isoformat(), "date_to": last.isoformat()}
-    return f"{reverse('chats:conversation_list')}?{urlencode(query)}"
+    return ListLink.of(filters).over(first, last)
 
 
 def reviewed_list_url(reviewer: str, first: dt.date, last: dt.date) -> str:
@@ -137,9 +153,10 @@ def chart_layout(figure: Figure, span: Range) -> dict[str, Any]:
         top = index * (ROW_HEIGHT + ROW_GAP)
         base = top + ROW_HEIGHT
         columns, cells = [], []
+        link = ListLink.of(series.filters)
         for position, point in enumerate(series.points):
             magnitude = (point.share or 0.0) if figure.rate else point.value / peak
-            href = list_url(series.filters, point.start, span.bucket_last(point.start)) if point.value else None
+            href = link.over(point.start, span.bucket_last(point.start)) if point.value else None
             text = _point_text(figure, span, series.name, point)
             if point.value or (figure.rate and point.of):
                 height = max(magnitude * ROW_HEIGHT, 2)
