@@ -108,7 +108,7 @@ def submitted_reviews_seen_by(reader: User | None, *, oversees: bool | None = No
     return reviews.filter(item__queue__in=Queue.objects.filter(members=reader))
 
 
-def submitted_reviews_seen(request: Any) -> QuerySet[Review]:
+def submitted_reviews_seen(request: object) -> QuerySet[Review]:
     """The submitted reviews a request's caller may know of (submitted_reviews_seen_by), or every one without a
     request: a command, a lead's queue rule."""
     if request is None:
@@ -294,7 +294,7 @@ class ConversationFilter(django_filters.FilterSet):
     def filter_date_to(self, queryset: QuerySet[Conversation], name: str, value: dt.date) -> QuerySet[Conversation]:
         return queryset.filter(on_or_before("last_activity_at", value))
 
-    def filter_reviewed(self, queryset: QuerySet[Conversation], name: str, value: Any) -> QuerySet[Conversation]:
+    def filter_reviewed(self, queryset: QuerySet[Conversation], name: str, value: object) -> QuerySet[Conversation]:
         return queryset  # read together in filter_queryset: one review must match all three
 
     def filter_queryset(self, queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:

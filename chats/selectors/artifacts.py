@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import Case, Count, DateTimeField, F, Q, QuerySet, Value, When
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast, Coalesce
 from django.utils.dateparse import parse_datetime
 
@@ -157,7 +158,13 @@ _SEEN_COLUMNS = ("a_kind", "a_id", "a_conv", "a_injected", "a_unused", "a_violat
 
 
 def _sightings(
-    rows: QuerySet[Any], *, injected: Any, unused: Any, violation: Any, at: Any = None, received: Any = None
+    rows: QuerySet[Any],
+    *,
+    injected: Combinable,
+    unused: Combinable,
+    violation: Combinable,
+    at: Combinable | None = None,
+    received: Combinable | None = None,
 ) -> QuerySet[Any]:
     """`rows` (injections, or listed ids) as sightings in the _SEEN_COLUMNS: the artifact and its conversation, and
     the given flags and times (no time: NULL)."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from chats.models import ExportJob, ExportJobPart, Source
@@ -14,7 +14,7 @@ from chats.selectors.exports import BulkExport, bulk_export, filters_query
 PARTS_PER_READ = 4
 
 
-def export_jobs_of(*, user: Any, source: Source | None) -> QuerySet[ExportJob]:
+def export_jobs_of(*, user: User | None, source: Source | None) -> QuerySet[ExportJob]:
     """The jobs a caller sees: those a person asked for, or those asked for with a source's keys; newest first,
     one query (`export_job_user_idx`, `export_job_source_idx`)."""
     if source is not None:

@@ -11,8 +11,10 @@ reviews (conversations reviewed per reviewer, agreement per queue) are read from
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -92,7 +94,7 @@ class Figure:
     rate: bool = False  # points are shares (value of ``of``)
 
 
-def _truncated(column: str, bucket: Bucket) -> Any:
+def _truncated(column: str, bucket: Bucket) -> TruncDate | TruncWeek:
     return (TruncDate if bucket == "day" else TruncWeek)(column, tzinfo=dt.UTC)
 
 
@@ -106,7 +108,7 @@ def _figure(
     description: str,
     span: Range,
     counts: dict[tuple[str, dt.date], int],
-    filters_of: Any,
+    filters_of: Callable[[str], dict[str, str]],
     *,
     totals: dict[tuple[str, dt.date], int] | None = None,
     extras: dict[tuple[str, dt.date], dict[str, float]] | None = None,
@@ -131,7 +133,11 @@ def _figure(
     return Figure(key, title, description, series, max(len(names) - TOP_SERIES, 0), rate=totals is not None)
 
 
-def _key(value: Any, start: Any) -> tuple[str, dt.date]:
+def _one_filter(parameter: str, value: str) -> dict[str, str]:
+    return {parameter: value}
+
+
+def _key(value: str, start: dt.date | dt.datetime) -> tuple[str, dt.date]:
     return (value, _day(start))
 
 
@@ -248,7 +254,7 @@ def tool_health(span: Range, tallies: dict[str, dict[tuple[str, dt.date], int]])
                 f"{figure.label}: the conversations with at least one, per tool.",
                 span,
                 tallies[figure.value],
-                lambda name, parameter=parameter: {parameter: name},
+                functools.partial(_one_filter, parameter),
             )
         )
     orphans = {("Orphan tool results", start): n for (_name, start), n in tallies[TrendFigure.ORPHANS.value].items()}
