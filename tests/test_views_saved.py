@@ -147,7 +147,7 @@ def test_every_page_offers_the_menu_without_querying_the_views(reviewer: User) -
     saved_view_create(actor=reviewer, name="Mine", query="score=-1")
     html = signed_in(reviewer).get("/views/").content.decode()
     nav = html[html.index('<nav class="site-nav"') : html.index("</nav>")]
-    assert 'hx-get="/views/menu/"' in nav
+    assert 'data-menu-url="/views/menu/"' in nav
     assert "Mine" not in nav  # loaded when the menu is first opened, not with the page
     assert 'href="/views/" aria-current="page">All saved views</a>' in nav  # the way in without JavaScript
 

@@ -115,7 +115,7 @@ def _term_probe(queryset: QuerySet[Conversation], term: tsquery.Term) -> _Probe:
     probe would end incomplete anyway."""
     scope, params = queryset.order_by().values("id").query.sql_with_params()
     message_limit = SEARCH_PROBE_LIMIT * MESSAGE_PROBE_FACTOR
-    if _estimated_messages(queryset.db, term) > message_limit:
+    if _estimated_messages(queryset.db, term, scope, params) > message_limit:
         rows: list[int] = []
         common = True
     else:
@@ -139,11 +139,14 @@ def _term_probe(queryset: QuerySet[Conversation], term: tsquery.Term) -> _Probe:
     return _Probe(ids, complete=not common and len(ids) <= SEARCH_PROBE_LIMIT)
 
 
-def _estimated_messages(alias: str, term: tsquery.Term) -> float:
-    """How many messages the planner expects ``term`` in, over the whole table (one EXPLAIN, no rows read)."""
+def _estimated_messages(alias: str, term: tsquery.Term, scope: str, params: tuple[Any, ...]) -> float:
+    """How many of the caller's messages (``scope``: their conversations' ids) the planner expects ``term`` in: one
+    EXPLAIN, no rows read."""
     with connections[alias].cursor() as cursor:
         cursor.execute(
-            "EXPLAIN (FORMAT JSON) SELECT 1 FROM chats_message m WHERE m.search_vector @@ %s::tsquery", [term.query]
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM chats_message m "
+            f"WHERE m.search_vector @@ %s::tsquery AND m.conversation_id IN ({scope})",
+            [term.query, *params],
         )
         row = cursor.fetchone()
     plan = json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else None)

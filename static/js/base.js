@@ -18,8 +18,23 @@
     if (event.target.closest && event.target.closest("[data-open-keys]")) openKeys();
   });
 
-  // The navigation's menus (<details class> in .nav-menu) close on Escape, giving focus back to their summary,
+  // The navigation's menus (<details> in .nav-menu) load their items from data-menu-url when first opened
+  // (toggle does not bubble: listened for while capturing), close on Escape, giving focus back to their summary,
   // and on a click outside them.
+  document.addEventListener(
+    "toggle",
+    function (event) {
+      var menu = event.target;
+      if (!menu.matches || !menu.matches(".nav-menu details[data-menu-url]") || !menu.open) return;
+      if (menu.hasAttribute("data-menu-loaded") || !window.htmx) return;
+      menu.setAttribute("data-menu-loaded", "");
+      window.htmx.ajax("GET", menu.getAttribute("data-menu-url"), {
+        target: menu.querySelector(".nav-menu-items"),
+        swap: "innerHTML",
+      });
+    },
+    true
+  );
   function closeMenus(except) {
     document.querySelectorAll(".nav-menu details[open]").forEach(function (menu) {
       if (menu !== except) menu.open = false;

@@ -115,7 +115,9 @@ def test_an_item_says_when_its_conversation_grew_or_switched_branch_since_review
     lead = make_lead()
     chats = [Chat.start(source), Chat.start(source), Chat.start(source)]
     queue = one_question_queue(lead, reviewer, chats)
-    unreviewed_grows, grows, branches = QueueItem.objects.filter(queue=queue).order_by("created_at", "id")
+    # Each chat's own item (the queue adds the conversations in no particular order).
+    item_of = {item.conversation_id: item for item in QueueItem.objects.filter(queue=queue)}
+    unreviewed_grows, grows, branches = (item_of[chat.conversation.pk] for chat in chats)
     assert [grown(i) for i in (unreviewed_grows, grows, branches)] == [False, False, False]
 
     reviewed_leaf = active_keys(chats[1])[-1]

@@ -153,6 +153,8 @@ NOT_WRITES = {
     "service audit_chain_check": "the audit trail itself (a read: walks the chain)",
     "service audited": "the audit trail itself (the admin's and the commands' writes go through it)",
     "service audited_delete": "the audit trail itself",
+    "service audited_set": "the audit trail itself (the audited field update the services' updates go through)",
+    "service audit_record_changes": "the audit trail itself (records an update's changed keys)",
     "service audited_update": "the audit trail itself (the source and label services go through it)",
     "service audited_write": "the audit trail itself (a decorator)",
     "service audit_scope": "the audit trail itself",
