@@ -111,17 +111,18 @@ def test_deleting_a_view(reviewer: User) -> None:
     assert not SavedView.objects.exists()
 
 
-def test_the_views_page_takes_the_same_queries_for_few_and_many(
-    reviewer: User, lead: User, django_assert_num_queries: object
+@pytest.mark.parametrize("path", ["/views/", "/views/menu/"], ids=["page", "navigation-menu"])
+def test_the_views_page_and_menu_take_the_same_queries_for_few_and_many(
+    path: str, reviewer: User, lead: User, django_assert_num_queries: object
 ) -> None:
     client = signed_in(reviewer)
     saved_view_create(actor=reviewer, name="Mine", query="")
     with django_assert_num_queries(4):  # type: ignore[operator]  # session, user, groups, the views
-        assert client.get("/views/").status_code == 200
+        assert client.get(path).status_code == 200
     for index in range(10):
         saved_view_create(actor=lead, name=f"Team {index}", query="", shared=True)
     with django_assert_num_queries(4):  # type: ignore[operator]
-        assert client.get("/views/").status_code == 200
+        assert client.get(path).status_code == 200
 
 
 def test_the_navigation_menu_lists_ones_own_views_then_the_shared_ones(
@@ -150,15 +151,3 @@ def test_every_page_offers_the_menu_without_querying_the_views(reviewer: User) -
     assert 'data-menu-url="/views/menu/"' in nav
     assert "Mine" not in nav  # loaded when the menu is first opened, not with the page
     assert 'href="/views/" aria-current="page">All saved views</a>' in nav  # the way in without JavaScript
-
-
-def test_the_menu_takes_the_same_queries_for_few_and_many(
-    reviewer: User, lead: User, django_assert_num_queries: object
-) -> None:
-    client = signed_in(reviewer)
-    with django_assert_num_queries(4):  # type: ignore[operator]  # session, user, groups, the views
-        assert client.get("/views/menu/").status_code == 200
-    for index in range(10):
-        saved_view_create(actor=lead, name=f"Team {index}", query="", shared=True)
-    with django_assert_num_queries(4):  # type: ignore[operator]
-        assert client.get("/views/menu/").status_code == 200
